@@ -1,0 +1,1 @@
+"""WebJobs hub: the engine, the job store and the HTTP API."""
