@@ -1,0 +1,284 @@
+"""The engine: runs jobs in worker processes under their limits.
+
+``Engine.run`` takes a ``RunRequest`` and returns a ``RunResult``; console lines
+arrive through the request's ``on_log`` as they happen. The engine knows no
+HTTP and no database: calls a job makes to the host (``db``, ``http`` later) go
+to a ``BridgeHost`` the hub supplies, which applies policy.
+
+Limits: the runtime limit is a deadline here (the worker is killed); the CPU
+limit is the worker's own CPU time read from /proc, so a synchronous busy loop
+is caught by it; the memory limit is V8's hard heap limit inside the worker
+plus a resident-memory watchdog here for memory outside the heap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hub.engine.pool import WorkerPool, WorkerProcess, read_cpu_ms, read_rss_mb
+from shared.errors import JobError, JobFailed, LimitExceeded, TooManyRequests, error_class_for
+from shared.header import Limits
+from shared.ndjson import LogLine
+
+log = logging.getLogger("webhub.engine")
+
+# Headroom for the resident-memory watchdog above the V8 heap limit: the
+# worker's own Python and V8 baseline plus ordinary external buffers.
+_RSS_HEADROOM_MB = 192
+
+
+class BridgeHost(Protocol):
+    async def call(self, op: str, args: Any, run: RunRequest) -> Any: ...
+
+
+@dataclass
+class EngineConfig:
+    max_concurrent: int = 8
+    queue_timeout_ms: int = 15_000
+    spare_workers: int = 1
+
+
+@dataclass
+class RunRequest:
+    job_id: str
+    job_name: str
+    source: str
+    limits: Limits
+    params: Any = field(default_factory=dict)
+    request: dict[str, Any] = field(default_factory=dict)
+    origin: str = "http"          # http, editor, adhoc, schedule, debug
+    pretty: bool = False
+    sign_key: str = ""
+    on_log: Callable[[LogLine], None] | None = None
+
+
+@dataclass
+class RunResult:
+    job_id: str
+    ok: bool
+    meta: dict[str, Any]
+    body: bytes
+    error: JobError | None
+    runtime_ms: int
+    cpu_ms: int
+    logs: list[LogLine] = field(default_factory=list)
+
+
+class _ActiveRun:
+    """One run on one worker: collects what the worker reports, enforces limits."""
+
+    def __init__(self, req: RunRequest, worker: WorkerProcess, bridge: BridgeHost | None) -> None:
+        self.req = req
+        self.worker = worker
+        self.bridge = bridge
+        self.started = time.monotonic()
+        self.logs: list[LogLine] = []
+        # Settles with (meta, body, cpu_ms), or with the JobError that ended the run.
+        self.finished: asyncio.Future[tuple[dict[str, Any], bytes, int] | JobError] = (
+            asyncio.get_running_loop().create_future())
+        self.kill_reason: JobError | None = None
+
+    # -- RunOwner ---------------------------------------------------------------
+    def on_log(self, lines: list[list[Any]]) -> None:
+        for level, message, t in lines:
+            self._log(LogLine(str(level), str(message), int(t)))
+
+    def _log(self, line: LogLine) -> None:
+        self.logs.append(line)
+        if self.req.on_log is not None:
+            self.req.on_log(line)
+
+    def on_call(self, call: dict[str, Any]) -> None:
+        asyncio.ensure_future(self._answer(call))
+
+    def on_done(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> None:
+        if not self.finished.done():
+            self.finished.set_result((meta, body, cpu_ms))
+
+    def on_exit(self) -> None:
+        if not self.finished.done():
+            reason = self.kill_reason or JobFailed(
+                "The job's worker process ended unexpectedly (crashed or was killed)")
+            self.finished.set_result(reason)
+
+    # -- host calls ---------------------------------------------------------------
+    async def _answer(self, call: dict[str, Any]) -> None:
+        op = str(call.get("op"))
+        try:
+            if self.bridge is None:
+                raise JobFailed(f"'{op}' is not available to jobs on this hub")
+            value = await self.bridge.call(op, call.get("args"), self.req)
+            self.worker.send({"op": "reply", "id": call.get("id"), "ok": True, "value": value})
+        except JobError as exc:
+            self.worker.send({"op": "reply", "id": call.get("id"), "ok": False,
+                              "value": {"message": exc.message, "code": exc.code}})
+
+    # -- limits -------------------------------------------------------------------
+    def stop(self, reason: JobError) -> None:
+        """End the run now: the worker is killed and the run fails with ``reason``."""
+        if self.kill_reason is None:
+            self.kill_reason = reason
+        self.worker.kill()
+
+    async def supervise(self) -> None:
+        limits, pid = self.req.limits, self.worker.pid
+        cpu0 = read_cpu_ms(pid) or 0
+        rss_cap = (read_rss_mb(pid) or 0) + limits.memory_mb + _RSS_HEADROOM_MB
+        interval = 0.01
+        while not self.finished.done():
+            await asyncio.sleep(interval)
+            cpu, rss = read_cpu_ms(pid), read_rss_mb(pid)
+            if cpu is None or rss is None:
+                return
+            if cpu - cpu0 > limits.cpu_ms:
+                self.stop(LimitExceeded(
+                    f"The job used more than its CPU limit of {limits.cpu_ms} ms", limit="cpu"))
+                return
+            if rss > rss_cap:
+                self.stop(LimitExceeded(
+                    f"The job used more than its memory limit of {limits.memory_mb} MB",
+                    limit="memory"))
+                return
+            # CPU cannot outrun two cores, so there is no need to look sooner.
+            remaining_s = (limits.cpu_ms - (cpu - cpu0)) / 2000
+            interval = min(0.05, max(0.01, remaining_s))
+
+    async def execute(self) -> RunResult:
+        self.worker.owner = self
+        self.worker.send({"op": "run", "source": self.req.source, "spec": self._spec(),
+                          "memoryMb": self.req.limits.memory_mb,
+                          "live": self.req.on_log is not None})
+        watchdog = asyncio.ensure_future(self.supervise())
+        try:
+            async with asyncio.timeout(self.req.limits.runtime_ms / 1000):
+                outcome = await asyncio.shield(self.finished)
+        except TimeoutError:
+            self.stop(LimitExceeded(
+                f"The job ran longer than its runtime limit of {self.req.limits.runtime_ms} ms",
+                limit="runtime"))
+            return self._failed(self.kill_reason)
+        except asyncio.CancelledError:
+            self.stop(JobFailed("The caller went away"))
+            raise
+        finally:
+            watchdog.cancel()
+        if isinstance(outcome, JobError):
+            return self._failed(outcome)
+        return self._completed(*outcome)
+
+    def _spec(self) -> dict[str, Any]:
+        return {"params": self.req.params, "request": self.req.request,
+                "limits": self.req.limits.as_job_view(), "pretty": self.req.pretty,
+                "signKey": self.req.sign_key}
+
+    def _elapsed_ms(self) -> int:
+        return int((time.monotonic() - self.started) * 1000)
+
+    def _failed(self, error: JobError | None) -> RunResult:
+        err = error or JobFailed("The job failed")
+        return RunResult(self.req.job_id, False, {}, b"", err, self._elapsed_ms(), 0, self.logs)
+
+    def _completed(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> RunResult:
+        for level, message, t in meta.pop("logs", []):
+            self._log(LogLine(str(level), str(message), int(t)))
+        if meta.get("ok"):
+            return RunResult(self.req.job_id, True, meta, body, None, self._elapsed_ms(), cpu_ms,
+                             self.logs)
+        cls = error_class_for(str(meta.get("code", "JOB-001")))
+        message = str(meta.get("message", "The job failed"))
+        if meta.get("line") and not meta.get("reported"):
+            message = f"{message} (line {meta['line']})"
+        err = cls(message, limit=meta.get("limit"), line=meta.get("line"),
+                  column=meta.get("column"))
+        if not isinstance(err, JobError):
+            err = JobFailed(message)
+        result = RunResult(self.req.job_id, False, meta, b"", err, self._elapsed_ms(), cpu_ms,
+                           self.logs)
+        return result
+
+
+class ConcurrencyGate:
+    """At most ``limit`` runs at once; a waiter gives up after ``timeout_ms``."""
+
+    def __init__(self, limit: int, timeout_ms: int) -> None:
+        self.limit = limit
+        self.timeout_ms = timeout_ms
+        self._sem = asyncio.Semaphore(limit)
+        self.queued = 0
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> Any:
+        self.queued += 1
+        try:
+            async with asyncio.timeout(self.timeout_ms / 1000):
+                await self._sem.acquire()
+        except TimeoutError:
+            raise TooManyRequests(
+                "Too many jobs are running on this node; try again shortly",
+                retry_after=max(1, self.timeout_ms // 1000)) from None
+        finally:
+            self.queued -= 1
+        try:
+            yield
+        finally:
+            self._sem.release()
+
+    @property
+    def running(self) -> int:
+        return self.limit - self._sem._value
+
+
+@dataclass
+class RunningInfo:
+    job_id: str
+    job_name: str
+    origin: str
+    started: float
+
+
+class Engine:
+    def __init__(self, config: EngineConfig, bridge: BridgeHost | None = None) -> None:
+        self.config = config
+        self.bridge = bridge
+        self.gate = ConcurrencyGate(config.max_concurrent, config.queue_timeout_ms)
+        self.pool = WorkerPool(config.max_concurrent + config.spare_workers)
+        self._active: dict[str, _ActiveRun] = {}
+
+    async def start(self) -> None:
+        await self.pool.start()
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def run(self, req: RunRequest) -> RunResult:
+        """Run one job to its result. Raises ``TooManyRequests`` if the queue wait
+        runs out; cancelling the caller cancels the run (the worker is killed)."""
+        async with self.gate.slot():
+            worker = await self.pool.acquire()
+            active = _ActiveRun(req, worker, self.bridge)
+            self._active[req.job_id] = active
+            try:
+                return await active.execute()
+            finally:
+                self._active.pop(req.job_id, None)
+
+    def running(self) -> list[RunningInfo]:
+        return [RunningInfo(a.req.job_id, a.req.job_name, a.req.origin, a.started)
+                for a in self._active.values()]
+
+    def stop(self, job_id: str, message: str = "Stopped") -> bool:
+        active = self._active.get(job_id)
+        if active is None:
+            return False
+        active.stop(JobFailed(message))
+        return True
+
+    def metrics(self) -> dict[str, int]:
+        return {"workersRunning": self.gate.running, "workersQueued": self.gate.queued,
+                "workersMax": self.config.max_concurrent, **self.pool.counts()}

@@ -1,0 +1,192 @@
+"""Worker processes and the pool that keeps them ready.
+
+Every worker is started ahead of demand and says ``ready`` once its next V8
+context is built; ``acquire`` hands out the worker that has been ready longest.
+A worker that is killed or dies is replaced at once; its run is failed by the
+run that owned it, never by the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from hub.engine import protocol
+
+log = logging.getLogger("webhub.engine")
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+_TICKS = os.sysconf("SC_CLK_TCK")
+_REPO_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+class RunOwner(Protocol):
+    """What a worker reports to the run it is executing."""
+
+    def on_log(self, lines: list[list[Any]]) -> None: ...
+    def on_call(self, call: dict[str, Any]) -> None: ...
+    def on_done(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> None: ...
+    def on_exit(self) -> None: ...
+
+
+def read_cpu_ms(pid: int) -> int | None:
+    """User + system CPU of a process, from /proc (None once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1000 // _TICKS
+
+
+def read_rss_mb(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE // (1024 * 1024)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class WorkerProcess:
+    def __init__(self, proc: asyncio.subprocess.Process, on_ready: Callable[[WorkerProcess], None],
+                 on_exit: Callable[[WorkerProcess], None]) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+        self.owner: RunOwner | None = None
+        self.alive = True
+        self._on_ready = on_ready
+        self._on_exit = on_exit
+        self.reader = asyncio.ensure_future(self._read())
+
+    def send(self, obj: dict[str, Any]) -> None:
+        if self.alive and self.proc.stdin is not None:
+            self.proc.stdin.write(protocol.encode(obj))
+
+    def kill(self) -> None:
+        if self.alive:
+            self.alive = False
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+    async def _read(self) -> None:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        try:
+            while line := await stdout.readline():
+                msg = json.loads(line)
+                body = await stdout.readexactly(msg["len"]) if msg.get("t") == "done" else b""
+                self._dispatch(msg, body)
+        except (asyncio.IncompleteReadError, ValueError, KeyError, ConnectionError):
+            pass  # a killed worker ends mid-message; treated as an exit below
+        finally:
+            self.alive = False
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            await self.proc.wait()
+            owner, self.owner = self.owner, None
+            if owner is not None:
+                owner.on_exit()
+            self._on_exit(self)
+
+    def _dispatch(self, msg: dict[str, Any], body: bytes) -> None:
+        kind, owner = msg.get("t"), self.owner
+        if kind == "ready":
+            self._on_ready(self)
+        elif owner is None:
+            return
+        elif kind == "log":
+            owner.on_log(msg["lines"])
+        elif kind == "call":
+            owner.on_call(msg)
+        elif kind == "done":
+            self.owner = None
+            owner.on_done(msg["meta"], body, int(msg.get("cpuMs", 0)))
+
+
+class WorkerPool:
+    """``size`` workers kept alive and warm; replacements start on every exit."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._idle: deque[WorkerProcess] = deque()
+        self._waiters: deque[asyncio.Future[WorkerProcess]] = deque()
+        self._all: set[WorkerProcess] = set()
+        self._starting = 0
+        self._closed = False
+        self._first_ready = asyncio.Event()
+
+    async def start(self) -> None:
+        await asyncio.gather(*(self._spawn() for _ in range(self.size)))
+        await self._first_ready.wait()
+
+    async def _spawn(self) -> None:
+        if self._closed:
+            return
+        self._starting += 1
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "hub.engine.worker",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                env=_worker_env(), limit=protocol.MAX_LINE, start_new_session=True)
+        finally:
+            self._starting -= 1
+        self._all.add(WorkerProcess(proc, self._ready, self._exited))
+
+    def _ready(self, worker: WorkerProcess) -> None:
+        self._first_ready.set()
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(worker)
+                return
+        self._idle.append(worker)
+
+    def _exited(self, worker: WorkerProcess) -> None:
+        self._all.discard(worker)
+        with contextlib.suppress(ValueError):
+            self._idle.remove(worker)
+        if not self._closed:
+            log.info("worker %s exited; starting a replacement", worker.pid)
+            asyncio.ensure_future(self._spawn())
+
+    async def acquire(self) -> WorkerProcess:
+        while self._idle:
+            worker = self._idle.popleft()
+            if worker.alive:
+                return worker
+        waiter: asyncio.Future[WorkerProcess] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._ready(waiter.result())  # hand it on: we no longer need it
+            raise
+
+    def counts(self) -> dict[str, int]:
+        return {"workers": len(self._all), "idle": len(self._idle), "starting": self._starting}
+
+    async def close(self) -> None:
+        self._closed = True
+        workers = list(self._all)
+        for worker in workers:
+            worker.kill()
+        await asyncio.gather(*(w.reader for w in workers), return_exceptions=True)
+
+
+def _worker_env() -> dict[str, str]:
+    # Workers get an almost empty environment: no hub secrets, no tokens.
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONPATH": _REPO_ROOT}
+    for key in ("LANG", "LC_ALL"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env

@@ -1,0 +1,169 @@
+"""One run in one fresh V8 context, driven from Python (inside a worker process).
+
+``prepare_context`` builds the next context ahead of demand (polyfills, prelude,
+the notification hook); ``run_in_context`` starts the job in it and returns the
+raw outcome. Only this module and ``v8`` know mini-racer.
+
+Cost notes (measured on the 2-core machine): a fresh context is ~3 ms of CPU,
+one ``eval`` ~80 µs, each JS→Python notification ~0.4 ms. So the job script and
+the first poll are two evals; a job that finishes synchronously never notifies;
+console lines are batched by the prelude.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from hub.engine import v8
+
+LogSink = Callable[[list[list[Any]]], None]
+CallSink = Callable[[dict[str, Any]], Awaitable[None] | None]
+
+_JS = resources.files("hub.engine") / "js"
+_POLYFILLS = (_JS / "polyfills.js").read_text(encoding="utf-8")
+_PRELUDE = (_JS / "prelude.js").read_text(encoding="utf-8")
+
+JOB_SCRIPT_PREFIX = "__webjob_host.run({spec}, async () => {{"
+_PARSE_ERROR = re.compile(r"^<anonymous>:(\d+): (.*)$")
+_MEMORY_POLL_S = 0.05
+
+
+@dataclass
+class PreparedContext:
+    """A fresh context with the sandbox installed, waiting for a job."""
+
+    racer: v8.Racer
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    on_log: LogSink | None = None
+    on_call: CallSink | None = None
+
+    def handle_note(self, text: str) -> None:
+        kind, rest = text[:1], text[1:]
+        if kind == "D":
+            self.done.set()
+        elif kind == "L" and self.on_log is not None:
+            self.on_log(json.loads(rest))
+        elif kind == "C" and self.on_call is not None:
+            result = self.on_call(json.loads(rest))
+            if asyncio.iscoroutine(result):
+                asyncio.ensure_future(result)
+
+    def close(self) -> None:
+        self.racer.close()
+
+
+@dataclass
+class RawOutcome:
+    """What the prelude reported: ``meta`` (ok, code or type, logs...) and the body."""
+
+    meta: dict[str, Any]
+    body: str = ""
+
+
+async def prepare_context() -> PreparedContext:
+    racer = v8.Racer()
+    prepared = PreparedContext(racer)
+    racer.install_notifier("__webjob_note", prepared.handle_note)
+    racer.eval(_POLYFILLS)
+    racer.eval(_PRELUDE)
+    return prepared
+
+
+def job_script(source: str, spec: dict[str, Any]) -> tuple[str, int]:
+    """The script that runs ``source`` as an async function body, and the column
+    offset of the body's first line (the body starts on line 1, so line numbers
+    need no adjustment)."""
+    spec_literal = json.dumps(json.dumps(spec, separators=(",", ":")))
+    prefix = JOB_SCRIPT_PREFIX.format(spec=spec_literal)
+    return prefix + source + "\n})\n//# sourceURL=job.js\n", len(prefix)
+
+
+def _syntax_failure(message: str, column_offset: int) -> RawOutcome:
+    lines = message.splitlines()
+    match = _PARSE_ERROR.match(lines[0]) if lines else None
+    if not match:
+        return RawOutcome({"ok": False, "code": "JOB-001", "message": message.strip()})
+    line = int(match.group(1))
+    caret = next((ln for ln in lines[2:3] if "^" in ln), "")
+    column = caret.index("^") + 1 if caret else None
+    if column is not None and line == 1:
+        column = max(1, column - column_offset)
+    meta: dict[str, Any] = {"ok": False, "code": "JOB-001", "message": match.group(2),
+                            "line": line, "syntax": True}
+    if column is not None:
+        meta["column"] = column
+    return RawOutcome(meta)
+
+
+def _memory_failure(memory_mb: int) -> RawOutcome:
+    return RawOutcome({"ok": False, "code": "JOB-003", "limit": "memory",
+                       "message": f"The job used more than its memory limit of {memory_mb} MB"})
+
+
+def _parse_outcome(text: str, column_offset: int) -> RawOutcome:
+    head, _, body = text.partition("\n")
+    try:
+        meta = json.loads(head)
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict):
+        return RawOutcome({"ok": False, "code": "JOB-001",
+                           "message": "The job's outcome could not be read"})
+    if meta.get("line") == 1 and isinstance(meta.get("column"), int):
+        meta["column"] = max(1, meta["column"] - column_offset)
+    return RawOutcome(meta, body)
+
+
+async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str, Any],
+                         memory_mb: int, live: bool = False) -> RawOutcome:
+    """Run one job to its outcome. Runtime and CPU limits are the parent's job;
+    the memory limit is V8's hard heap limit, set here.
+
+    ``live``: someone watches the console as it happens, so the job's synchronous
+    part runs with the asyncio loop free to forward console lines (~0.4 ms dearer)."""
+    racer = prepared.racer
+    racer.set_memory_limit(memory_mb * 1024 * 1024)
+    script, offset = job_script(source, spec)
+    try:
+        if live:
+            await racer.eval_async(script)
+        else:
+            racer.eval(script)
+        text = racer.eval("__webjob_host.poll()")
+        while text == "":
+            await _wait_done(prepared, memory_mb)
+            text = racer.eval("__webjob_host.poll()")
+    except v8.OutOfMemory:
+        return _memory_failure(memory_mb)
+    except v8.ParseError as exc:
+        return _syntax_failure(str(exc), offset)
+    except v8.EvalError as exc:
+        if racer.memory_limit_reached():
+            return _memory_failure(memory_mb)
+        return RawOutcome({"ok": False, "code": "JOB-001", "message": v8.first_line(str(exc))})
+    return _parse_outcome(str(text), offset)
+
+
+async def _wait_done(prepared: PreparedContext, memory_mb: int) -> None:
+    # V8 stops a script that hits the heap limit without settling anything, so
+    # the wait also watches the limit flag.
+    while not prepared.done.is_set():
+        try:
+            await asyncio.wait_for(prepared.done.wait(), _MEMORY_POLL_S)
+        except TimeoutError:
+            if prepared.racer.memory_limit_reached():
+                raise v8.OutOfMemory() from None
+    prepared.done.clear()
+
+
+async def reply_to_call(prepared: PreparedContext, call_id: int, ok: bool, value: Any) -> None:
+    """Settle a bridge call the job is awaiting."""
+    payload = json.dumps(json.dumps(value))
+    await prepared.racer.eval_async(
+        f"__webjob_host.reply({int(call_id)}, {'true' if ok else 'false'}, {payload})")

@@ -1,0 +1,76 @@
+"""The one place that knows mini-racer (``py_mini_racer`` 0.14.1, pinned).
+
+It wraps a ``MiniRacer`` (one V8 isolate and context) in the few operations the
+engine needs, and installs a one-way JS→Python notification function. That
+function uses mini-racer's notification mechanism (``_register_js_notification``),
+which is far cheaper than ``wrap_py_function`` (no promise, no Python task per
+call); it is private API, hence the exact pin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from py_mini_racer import MiniRacer
+from py_mini_racer._exc import (
+    JSEvalException,
+    JSOOMException,
+    JSParseException,
+)
+
+__all__ = ["EvalError", "OutOfMemory", "ParseError", "Racer", "first_line"]
+
+ParseError = JSParseException
+OutOfMemory = JSOOMException
+EvalError = JSEvalException
+
+
+def first_line(message: str) -> str:
+    """The readable part of a V8 error text (drops source excerpts and frames)."""
+    lines = [ln for ln in message.splitlines() if ln.strip()]
+    for line in reversed(lines):
+        if ":" in line and not line.lstrip().startswith("at ") and "^" not in line:
+            return line.split(": ", 1)[-1] if line.startswith("<anonymous>") else line
+    return lines[0] if lines else "JavaScript error"
+
+
+class Racer:
+    """One V8 isolate + context, used from the asyncio loop that created it."""
+
+    def __init__(self) -> None:
+        self._mr = MiniRacer()
+        self._notifier: contextlib.ExitStack | None = None
+
+    def install_notifier(self, global_name: str, handler: Callable[[str], None]) -> None:
+        ctx = self._mr._ctx
+        assert ctx is not None
+
+        def on_note(value_handle: Any) -> None:
+            args = ctx._value_handle_to_python(value_handle)
+            handler(str(args[0]))
+
+        self._notifier = contextlib.ExitStack()
+        func = self._notifier.enter_context(ctx._register_js_notification(on_note))
+        self._mr.eval("globalThis")[global_name] = func
+
+    def eval(self, code: str) -> Any:
+        return self._mr.eval(code)
+
+    async def eval_async(self, code: str) -> Any:
+        # The cancelable form keeps the asyncio loop running while JS runs, so
+        # notifications (live console lines, bridge calls) are handled meanwhile.
+        return await self._mr.eval_cancelable(code)
+
+    def set_memory_limit(self, limit_bytes: int) -> None:
+        self._mr.set_hard_memory_limit(limit_bytes)
+
+    def memory_limit_reached(self) -> bool:
+        return bool(self._mr.was_hard_memory_limit_reached())
+
+    def close(self) -> None:
+        if self._notifier is not None:
+            self._notifier.close()
+            self._notifier = None
+        self._mr.close()

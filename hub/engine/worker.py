@@ -1,0 +1,107 @@
+"""A worker process: runs one job at a time, each in a fresh V8 context.
+
+Started by the pool as ``python -m hub.engine.worker``; speaks JSON lines on
+stdin/stdout (see ``protocol``). After every run it builds the next context
+before saying ``ready``, so a request never waits for context set-up. The parent
+kills it to enforce runtime and CPU limits; it dies with its parent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from hub.engine import protocol, sandbox
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # A worker spinning in JavaScript never reads its stdin, so EOF alone would
+    # not stop it if the hub died: ask the kernel to kill it instead.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _send(obj: dict[str, Any], payload: bytes = b"") -> None:
+    data = protocol.encode(obj) + payload
+    view = memoryview(data)
+    while view:
+        written = os.write(1, view)
+        view = view[written:]
+
+
+class Worker:
+    def __init__(self) -> None:
+        self.prepared: sandbox.PreparedContext | None = None  # warm, waiting for a job
+        self.current: sandbox.PreparedContext | None = None   # running a job
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def warm(self) -> None:
+        self.prepared = await sandbox.prepare_context()
+        _send({"t": "ready", "pid": os.getpid()})
+
+    def on_log(self, lines: list[list[Any]]) -> None:
+        _send({"t": "log", "lines": lines})
+
+    def on_call(self, call: dict[str, Any]) -> None:
+        _send({"t": "call", "id": call.get("id"), "op": call.get("op"), "args": call.get("args")})
+
+    def start(self, msg: dict[str, Any]) -> None:
+        task = asyncio.ensure_future(self.run(msg))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def run(self, msg: dict[str, Any]) -> None:
+        context, self.prepared = self.prepared, None
+        assert context is not None, "a run arrived before the worker was ready"
+        self.current = context
+        context.on_log, context.on_call = self.on_log, self.on_call
+        cpu0 = time.process_time()
+        outcome = await sandbox.run_in_context(
+            context, msg["source"], msg["spec"], int(msg["memoryMb"]), bool(msg.get("live")))
+        cpu_ms = int((time.process_time() - cpu0) * 1000)
+        self.current = None
+        body = outcome.body.encode("utf-8")
+        _send({"t": "done", "meta": outcome.meta, "len": len(body), "cpuMs": cpu_ms}, body)
+        context.close()  # ~1 ms: after the answer, not before it
+        await self.warm()
+
+    async def reply(self, msg: dict[str, Any]) -> None:
+        if self.current is not None:
+            await sandbox.reply_to_call(self.current, int(msg["id"]), bool(msg["ok"]),
+                                        msg.get("value"))
+
+
+async def _serve() -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=protocol.MAX_LINE)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    worker = Worker()
+    await worker.warm()
+    while line := await reader.readline():
+        msg = json.loads(line)
+        op = msg.get("op")
+        if op == "run":
+            worker.start(msg)
+        elif op == "reply":
+            await worker.reply(msg)
+        elif op == "exit":
+            return
+
+
+def main() -> None:
+    _die_with_parent()
+    asyncio.run(_serve())
+
+
+if __name__ == "__main__":
+    main()

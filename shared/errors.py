@@ -1,0 +1,180 @@
+"""Every failure WebJobs reports, as one class tree carried on the wire as a code.
+
+A failure leaves the hub as a small JSON object
+``{"success": false, "error": <message>, "code": <code>, "ref": <ref>, ...}`` and
+is turned back into the same class on the other side with :func:`error_from_wire`.
+
+Hierarchy::
+
+    WebJobsError
+    ├── JobError                       a run ended badly (HTTP 500)
+    │   ├── JobFailed          JOB-001 threw, success:false, syntax error, stopped
+    │   ├── ModuleNotApproved  JOB-002 require() of a module that is not approved
+    │   ├── LimitExceeded      JOB-003 runtime, memory or CPU limit (``limit`` says which)
+    │   └── NoResult           JOB-004 finished without returning anything
+    ├── RequestError                   the request itself is wrong (HTTP 4xx)
+    │   ├── BadRequest         HUB-001 malformed input to the management API
+    │   ├── BadJobName         HUB-007 a job name outside [a-zA-Z0-9_-]+
+    │   ├── JobDoesNotParse    HUB-008 a job saved with a syntax error (``line``/``column``)
+    │   ├── NotSignedIn        AUTH-SESSION-001 nobody signed in
+    │   ├── Forbidden          SYS-403 signed in, but not allowed
+    │   ├── NotFound           SYS-404 no such job (or run, or route)
+    │   ├── BodyTooLarge       SYS-413 request body over WEBJOB_MAX_BODY_MB
+    │   └── TooManyRequests    SYS-429 queue full or rate limited (``retry_after``)
+    └── InternalError          SYS-500 a fault in the hub itself; never carries a traceback
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "BadJobName",
+    "BadRequest",
+    "BodyTooLarge",
+    "Forbidden",
+    "InternalError",
+    "JobDoesNotParse",
+    "JobError",
+    "JobFailed",
+    "LimitExceeded",
+    "ModuleNotApproved",
+    "NoResult",
+    "NotFound",
+    "NotSignedIn",
+    "RequestError",
+    "TooManyRequests",
+    "WebJobsError",
+    "error_class_for",
+    "error_from_wire",
+]
+
+# Extra fields a failure may carry on the wire, beyond message/code/ref.
+_EXTRA_FIELDS = ("limit", "line", "column", "retry_after", "runtime", "detail")
+
+
+class WebJobsError(Exception):
+    """Root of every WebJobs failure. ``code`` and ``http_status`` are per class."""
+
+    code: ClassVar[str] = "SYS-500"
+    http_status: ClassVar[int] = 500
+
+    def __init__(self, message: str, *, ref: str | None = None, **extra: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.ref = ref
+        self.extra: dict[str, Any] = {k: v for k, v in extra.items() if v is not None}
+
+    def __getattr__(self, name: str) -> Any:
+        # Lets callers write ``err.limit`` or ``err.line`` for the optional fields.
+        if name in _EXTRA_FIELDS:
+            return self.__dict__.get("extra", {}).get(name)
+        raise AttributeError(name)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON failure object sent to clients."""
+        out: dict[str, Any] = {"success": False, "error": self.message, "code": self.code}
+        if self.ref is not None:
+            out["ref"] = self.ref
+        out.update(self.extra)
+        return out
+
+
+class JobError(WebJobsError):
+    """A run ended badly."""
+
+    http_status = 500
+
+
+class JobFailed(JobError):
+    code = "JOB-001"
+
+
+class ModuleNotApproved(JobError):
+    code = "JOB-002"
+
+
+class LimitExceeded(JobError):
+    code = "JOB-003"
+
+
+class NoResult(JobError):
+    code = "JOB-004"
+
+
+class RequestError(WebJobsError):
+    """The request is wrong; nothing ran."""
+
+    http_status = 400
+
+
+class BadRequest(RequestError):
+    code = "HUB-001"
+
+
+class BadJobName(RequestError):
+    code = "HUB-007"
+
+
+class JobDoesNotParse(RequestError):
+    code = "HUB-008"
+
+
+class NotSignedIn(RequestError):
+    code = "AUTH-SESSION-001"
+    http_status = 401
+
+
+class Forbidden(RequestError):
+    code = "SYS-403"
+    http_status = 403
+
+
+class NotFound(RequestError):
+    code = "SYS-404"
+    http_status = 404
+
+
+class BodyTooLarge(RequestError):
+    code = "SYS-413"
+    http_status = 413
+
+
+class TooManyRequests(RequestError):
+    code = "SYS-429"
+    http_status = 429
+
+
+class InternalError(WebJobsError):
+    code = "SYS-500"
+    http_status = 500
+
+
+def _all_subclasses(cls: type[WebJobsError]) -> list[type[WebJobsError]]:
+    found: list[type[WebJobsError]] = []
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found.extend(_all_subclasses(sub))
+    return found
+
+
+_BY_CODE: dict[str, type[WebJobsError]] = {
+    cls.code: cls
+    for cls in _all_subclasses(WebJobsError)
+    if cls not in (JobError, RequestError)
+}
+
+
+def error_class_for(code: str) -> type[WebJobsError]:
+    """The class for a wire code; unknown codes map to the root, never fail."""
+    return _BY_CODE.get(code, WebJobsError)
+
+
+def error_from_wire(obj: dict[str, Any]) -> WebJobsError:
+    """Rebuild a failure from its JSON object (tolerates missing fields)."""
+    cls = error_class_for(str(obj.get("code", "")))
+    extra = {k: obj[k] for k in _EXTRA_FIELDS if k in obj}
+    err = cls(str(obj.get("error", "unknown error")), ref=obj.get("ref"), **extra)
+    if cls is WebJobsError and obj.get("code"):
+        err.code = str(obj["code"])  # type: ignore[misc]  # keep an unknown code visible
+    return err

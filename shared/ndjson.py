@@ -1,0 +1,144 @@
+"""The NDJSON lines a run streams to a client, one JSON object per line.
+
+A stream is: zero or more event lines tagged by ``type`` (``log`` today; the
+debugger adds its own), then either one metadata line (``isMetaData: true``)
+followed by the result payload, or one failure line (``success: false``).
+
+The payload after the metadata line is the rest of the stream, as is: a JSON
+document for a JSON result, raw bytes for a file. Readers skip lines they do
+not know, so a newer hub never breaks an older client.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = [
+    "Failure",
+    "LogLine",
+    "MetaData",
+    "Payload",
+    "StreamEvent",
+    "UnknownLine",
+    "encode_line",
+    "parse_line",
+    "read_stream",
+]
+
+LOG_LEVELS = ("log", "info", "debug", "warn", "error")
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One console call: ``t`` is milliseconds since the run started."""
+
+    level: str
+    message: str
+    t: int
+    type: str = field(default="log", init=False)
+
+
+@dataclass(frozen=True)
+class MetaData:
+    """Precedes the payload. ``type`` here is the result type (json, html, csv, ...)."""
+
+    jobId: str
+    type: str
+    format: str
+    status: int
+    contentLength: int
+    runtime: int
+    success: bool = True
+    isMetaData: bool = True
+    filename: str | None = None
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A run, or the request, failed; the stream ends here."""
+
+    error: str
+    code: str
+    ref: str | None = None
+    runtime: int | None = None
+    limit: str | None = None
+    line: int | None = None
+    column: int | None = None
+    success: bool = False
+
+
+@dataclass(frozen=True)
+class Payload:
+    """What follows the metadata line, undecoded."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
+class UnknownLine:
+    """A tagged line this reader does not know; kept so callers can log it."""
+
+    raw: dict[str, Any]
+
+
+StreamEvent = LogLine | MetaData | Failure | Payload | UnknownLine
+
+
+def encode_line(event: LogLine | MetaData | Failure) -> bytes:
+    """One event as a JSON line (None fields left out), newline-terminated."""
+    obj = {k: v for k, v in asdict(event).items() if v is not None}
+    if isinstance(event, LogLine):
+        obj = {"type": "log", "level": event.level, "message": event.message, "t": event.t}
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _pick(cls: type[Any], obj: dict[str, Any]) -> Any:
+    names = {f for f in cls.__dataclass_fields__ if cls.__dataclass_fields__[f].init}
+    return cls(**{k: v for k, v in obj.items() if k in names})
+
+
+def parse_line(line: bytes | str) -> StreamEvent | None:
+    """Classify one line before the payload; None for blank or unreadable lines."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    try:
+        if obj.get("isMetaData") is True:
+            return _pick(MetaData, obj)  # type: ignore[no-any-return]
+        if obj.get("success") is False and "code" in obj:
+            return _pick(Failure, obj)  # type: ignore[no-any-return]
+        if obj.get("type") == "log":
+            return LogLine(str(obj.get("level", "log")), str(obj.get("message", "")),
+                           int(obj.get("t", 0)))
+    except (TypeError, ValueError):
+        return UnknownLine(obj)
+    return UnknownLine(obj)
+
+
+def read_stream(chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+    """Events from a byte stream; after a metadata line, the rest is one Payload."""
+    buffer = b""
+    it = iter(chunks)
+    for chunk in it:
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            event = parse_line(line) if line.strip() else None
+            if event is None:
+                continue
+            yield event
+            if isinstance(event, MetaData):
+                yield Payload(buffer + b"".join(it))
+                return
+            if isinstance(event, Failure):
+                return
+    if buffer.strip():
+        event = parse_line(buffer)
+        if event is not None:
+            yield event
