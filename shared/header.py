@@ -24,8 +24,9 @@ ACCESS_LEVELS = ("public", "user", "owner", "key")
 MODES = ("job", "page")
 
 _HEADER_RE = re.compile(r"\A\s*/\*(.*?)\*/", re.DOTALL)
-_LINE_RE = re.compile(r"^\s*\*?\s*([A-Za-z][A-Za-z ]*?)\s*:\s*(.*?)\s*$")
-_NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
+_LINE_RE = re.compile(r"^\s*\*?\s*([A-Za-z][A-Za-z0-9 _-]*?)\s*:(?!//)\s*(.*?)\s*$")
+# A whole number, optionally with a unit written straight after it ("512MB", "60000ms").
+_NUMBER_RE = re.compile(r"^(\d+)(?:[A-Za-z]{1,2})?$")
 
 # Header key (lower case) -> field name for the plain text fields.
 _TEXT_KEYS = {
@@ -80,13 +81,17 @@ def _header_lines(source: str) -> list[tuple[str, str]]:
     return pairs
 
 
+_LIMIT_LABELS = {"runtime": "Runtime", "memory": "Memory", "cpu": "CPU"}
+
+
 def _limit_value(key: str, raw: str, warnings: list[str]) -> int | None:
     # Allow a trailing comment or unit after the number ("60000  ms of wall clock").
-    token = raw.split()[0] if raw.split() else ""
-    token = token.replace("_", "")
-    if _NUMBER_RE.match(token) and float(token) > 0:
-        return int(float(token))
-    warnings.append(f"{key.capitalize()}: '{raw}' is not a positive number; using the default")
+    token = raw.split()[0].replace("_", "") if raw.split() else ""
+    match = _NUMBER_RE.match(token)
+    if match and int(match.group(1)) >= 1:
+        return int(match.group(1))
+    warnings.append(f"{_LIMIT_LABELS[key]}: '{raw}' is not a whole number of at least 1; "
+                    "using the default")
     return None
 
 

@@ -45,12 +45,12 @@ class LogLine:
 class MetaData:
     """Precedes the payload. ``type`` here is the result type (json, html, csv, ...)."""
 
-    jobId: str
-    type: str
-    format: str
-    status: int
-    contentLength: int
-    runtime: int
+    jobId: str = ""
+    type: str = "json"
+    format: str = "application/json"
+    status: int = 200
+    contentLength: int = 0
+    runtime: int = 0
     success: bool = True
     isMetaData: bool = True
     filename: str | None = None
@@ -60,13 +60,14 @@ class MetaData:
 class Failure:
     """A run, or the request, failed; the stream ends here."""
 
-    error: str
-    code: str
+    error: str = "unknown error"
+    code: str = "SYS-500"
     ref: str | None = None
     runtime: int | None = None
     limit: str | None = None
     line: int | None = None
     column: int | None = None
+    retry_after: int | None = None
     success: bool = False
 
 
@@ -142,3 +143,5 @@ def read_stream(chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         event = parse_line(buffer)
         if event is not None:
             yield event
+            if isinstance(event, MetaData):
+                yield Payload(b"")  # a metadata line with nothing after it

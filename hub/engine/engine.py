@@ -56,6 +56,7 @@ class RunRequest:
     pretty: bool = False
     sign_key: str = ""
     on_log: Callable[[LogLine], None] | None = None
+    on_start: Callable[[], None] | None = None  # called once a worker has the run
 
 
 @dataclass
@@ -203,6 +204,22 @@ class _ActiveRun:
         return result
 
 
+class _SyntaxCheck:
+    def __init__(self) -> None:
+        self.result: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+    def on_log(self, lines: list[list[Any]]) -> None: ...
+    def on_call(self, call: dict[str, Any]) -> None: ...
+
+    def on_done(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> None:
+        if not self.result.done():
+            self.result.set_result(meta)
+
+    def on_exit(self) -> None:
+        if not self.result.done():
+            self.result.set_result({"ok": False, "message": "The syntax check could not run"})
+
+
 class ConcurrencyGate:
     """At most ``limit`` runs at once; a waiter gives up after ``timeout_ms``."""
 
@@ -261,12 +278,27 @@ class Engine:
         runs out; cancelling the caller cancels the run (the worker is killed)."""
         async with self.gate.slot():
             worker = await self.pool.acquire()
+            if req.on_start is not None:
+                req.on_start()
             active = _ActiveRun(req, worker, self.bridge)
             self._active[req.job_id] = active
             try:
                 return await active.execute()
             finally:
                 self._active.pop(req.job_id, None)
+
+    async def check_syntax(self, source: str) -> dict[str, Any]:
+        """``{"ok": True}`` or ``{"ok": False, "message", "line", "column"}``; runs nothing."""
+        worker = await self.pool.acquire()
+        check = _SyntaxCheck()
+        worker.owner = check
+        worker.send({"op": "check", "source": source})
+        try:
+            return await asyncio.wait_for(check.result, 10)
+        finally:
+            if worker.owner is check:
+                worker.owner = None
+            self.pool.release(worker)
 
     def running(self) -> list[RunningInfo]:
         return [RunningInfo(a.req.job_id, a.req.job_name, a.req.origin, a.started)

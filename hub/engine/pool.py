@@ -109,6 +109,9 @@ class WorkerProcess:
         elif kind == "done":
             self.owner = None
             owner.on_done(msg["meta"], body, int(msg.get("cpuMs", 0)))
+        elif kind == "checked":
+            self.owner = None
+            owner.on_done(msg, b"", 0)
 
 
 class WorkerPool:
@@ -170,6 +173,11 @@ class WorkerPool:
             if waiter.done() and not waiter.cancelled():
                 self._ready(waiter.result())  # hand it on: we no longer need it
             raise
+
+    def release(self, worker: WorkerProcess) -> None:
+        """Give back a worker that is still warm (it ran no job)."""
+        if worker.alive:
+            self._ready(worker)
 
     def counts(self) -> dict[str, int]:
         return {"workers": len(self._all), "idle": len(self._idle), "starting": self._starting}

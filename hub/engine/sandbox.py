@@ -162,6 +162,34 @@ async def _wait_done(prepared: PreparedContext, memory_mb: int) -> None:
     prepared.done.clear()
 
 
+_CHECK_PREFIX = "throw 0; (async () => {"
+
+
+def check_syntax(checker: v8.Racer, source: str) -> dict[str, Any]:
+    """Parse ``source`` as a job body without running any of it: V8 reports a
+    syntax error before the script starts, and a valid script stops at its
+    first statement, ``throw 0``, before the body could run."""
+    try:
+        checker.eval(_CHECK_PREFIX + source + "\n})")
+    except v8.ParseError as exc:
+        meta = _syntax_failure(str(exc), len(_CHECK_PREFIX)).meta
+        last_line = source.count("\n") + 1
+        if isinstance(meta.get("line"), int) and meta["line"] > last_line:
+            meta.pop("column", None)  # an error at the very end of the source
+            meta["line"] = last_line
+        return meta
+    except v8.EvalError:
+        pass
+    # The function-body parser also refuses a body that closes the wrapper early.
+    body = json.dumps(source)
+    try:
+        checker.eval(f"new (Object.getPrototypeOf(async function () {{}}).constructor)({body}); 0")
+    except v8.EvalError as exc:
+        return {"ok": False, "code": "JOB-001", "syntax": True,
+                "message": v8.first_line(str(exc)) + " (the body closes its function early)"}
+    return {"ok": True}
+
+
 async def reply_to_call(prepared: PreparedContext, call_id: int, ok: bool, value: Any) -> None:
     """Settle a bridge call the job is awaiting."""
     payload = json.dumps(json.dumps(value))

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from hub.engine import protocol, sandbox
+from hub.engine import protocol, sandbox, v8
 
 _PR_SET_PDEATHSIG = 1
 
@@ -44,6 +44,7 @@ class Worker:
         self.prepared: sandbox.PreparedContext | None = None  # warm, waiting for a job
         self.current: sandbox.PreparedContext | None = None   # running a job
         self.tasks: set[asyncio.Task[None]] = set()
+        self.checker: v8.Racer | None = None  # a bare context, only ever parses
 
     async def warm(self) -> None:
         self.prepared = await sandbox.prepare_context()
@@ -75,6 +76,11 @@ class Worker:
         context.close()  # ~1 ms: after the answer, not before it
         await self.warm()
 
+    def check(self, msg: dict[str, Any]) -> None:
+        if self.checker is None:
+            self.checker = v8.Racer()
+        _send({"t": "checked", **sandbox.check_syntax(self.checker, str(msg["source"]))})
+
     async def reply(self, msg: dict[str, Any]) -> None:
         if self.current is not None:
             await sandbox.reply_to_call(self.current, int(msg["id"]), bool(msg["ok"]),
@@ -92,6 +98,8 @@ async def _serve() -> None:
         op = msg.get("op")
         if op == "run":
             worker.start(msg)
+        elif op == "check":
+            worker.check(msg)
         elif op == "reply":
             await worker.reply(msg)
         elif op == "exit":

@@ -17,7 +17,6 @@
   const Int32 = Int32Array;
   const BufferC = G.Buffer;
   const now = Date.now;
-  const perfStart = now();
   const ErrorC = Error;
   const isArray = Array.isArray;
 
@@ -34,13 +33,14 @@
   let asyncMode = false;     // the host is waiting for a notification
   let ended = false;
   const logBuffer = [];
-  let lastFlush = perfStart;
+  let runStart = now();     // reset when the job starts
+  let lastFlush = runStart;
   let flushQueued = false;
   let consoleBytes = 0;
   const CONSOLE_CAP = 8 * 1024 * 1024;
   const LINE_CAP = 16 * 1024;
 
-  const elapsed = () => now() - perfStart;
+  const elapsed = () => now() - runStart;
 
   // ---- timers: V8 has none; Atomics.waitAsync gives a delayed task ----------
   function later(ms, fn) {
@@ -381,6 +381,7 @@
 
   function install(s) {
     spec = s;
+    runStart = lastFlush = now();
     signKeyB64 = String(s.signKey || '');
     delete s.signKey;
     define('params', s.params, true);

@@ -1,0 +1,39 @@
+# WebJobs: `make run` starts the hub with embedded defaults; `make test` runs the
+# whole suite. Both set up what they need first and are safe to repeat.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8700
+
+.PHONY: setup run test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+run: setup
+	$(VENV)/bin/webhub serve --host $(HOST) --port $(PORT)
+
+lint: setup
+	$(VENV)/bin/ruff check hub shared console_app tests bench
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+
+test: setup lint
+	$(PY) -m pytest -q
+
+# The benchmark needs wrk (Debian package) and node (for the reference server).
+bench: setup
+	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
+	@command -v node >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs; }
+	$(PY) bench/run_bench.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,110 @@
+"""The two answer forms of a run (see the README's *Answers* section).
+
+Plain: what a browser, ``?raw=1`` or ``Accept: application/json`` gets: the
+job's own status, headers and body; failures as a JSON error object.
+NDJSON: what every other client gets: event lines, then one metadata line and
+the data, or a single failure line.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from typing import Any
+
+from starlette.responses import Response
+
+from hub.engine.engine import RunResult
+from shared.errors import WebJobsError
+from shared.ndjson import Failure, MetaData, encode_line
+
+NDJSON = "application/x-ndjson"
+
+# A job page may run its own inline scripts and load https: assets, nothing else.
+PAGE_CSP = ("default-src 'self' https: data:; script-src 'self' 'unsafe-inline' https:; "
+            "style-src 'self' 'unsafe-inline' https:; img-src 'self' https: data: blob:; "
+            "font-src 'self' https: data:; connect-src 'self' https:; "
+            "frame-ancestors 'self'; base-uri 'self'; object-src 'none'")
+
+_UNSAFE_FILENAME = re.compile(r'[^A-Za-z0-9._ -]')
+
+
+def wants_stream(flags_raw: bool, flags_logger: bool, accept: str) -> bool:
+    if flags_raw:
+        return False
+    if flags_logger:
+        return True
+    accept = accept.lower()
+    return not ("text/html" in accept or "application/json" in accept)
+
+
+def failure_object(err: WebJobsError, runtime_ms: int | None = None) -> dict[str, Any]:
+    out = err.to_wire()
+    if runtime_ms is not None:
+        out["runtime"] = runtime_ms
+    return out
+
+
+def error_response(err: WebJobsError, runtime_ms: int | None = None,
+                   stream: bool = False) -> Response:
+    body = failure_object(err, runtime_ms)
+    headers = {}
+    if err.retry_after:
+        headers["Retry-After"] = str(err.retry_after)
+    if stream:
+        return Response(_failure_line(body), err.http_status, headers, media_type=NDJSON)
+    text = json.dumps(body, ensure_ascii=False)
+    return Response(text, err.http_status, headers, media_type="application/json")
+
+
+def _failure_line(body: dict[str, Any]) -> bytes:
+    fields = Failure.__dataclass_fields__
+    return encode_line(Failure(**{k: v for k, v in body.items() if k in fields and k != "success"}))
+
+
+def result_bytes(result: RunResult) -> bytes:
+    if result.meta.get("encoding") == "base64":
+        return base64.b64decode(result.body)
+    return result.body
+
+
+def _job_headers(result: RunResult) -> dict[str, str]:
+    meta = result.meta
+    headers = {str(k): str(v) for k, v in (meta.get("headers") or {}).items()
+               if k.lower() not in ("content-length", "transfer-encoding")}
+    lower = {k.lower() for k in headers}
+    if "content-type" not in lower:
+        headers["Content-Type"] = str(meta.get("format") or "application/octet-stream")
+    if meta.get("filename") and "content-disposition" not in lower:
+        safe = _UNSAFE_FILENAME.sub("_", str(meta["filename"]))[:150] or "download"
+        headers["Content-Disposition"] = f'attachment; filename="{safe}"'
+    if meta.get("type") in ("html", "raw") and "content-security-policy" not in lower \
+            and headers.get("Content-Type", "").startswith("text/html"):
+        headers["Content-Security-Policy"] = PAGE_CSP
+    headers["X-Job-Id"] = result.job_id
+    return headers
+
+
+def plain_response(result: RunResult) -> Response:
+    if result.error is not None:
+        return error_response(result.error, result.runtime_ms)
+    return Response(result_bytes(result), int(result.meta.get("status", 200)),
+                    _job_headers(result))
+
+
+def meta_line(result: RunResult, data: bytes) -> bytes:
+    meta = result.meta
+    return encode_line(MetaData(
+        jobId=result.job_id, type=str(meta.get("type", "json")),
+        format=str(meta.get("format", "application/json")), status=int(meta.get("status", 200)),
+        contentLength=len(data), runtime=result.runtime_ms, filename=meta.get("filename")))
+
+
+def stream_tail(result: RunResult) -> bytes:
+    """The end of an NDJSON answer: metadata and data, or the failure line."""
+    if result.error is not None:
+        return _failure_line(failure_object(result.error, result.runtime_ms))
+    data = result_bytes(result)
+    tail = b"\n" if result.meta.get("type") == "json" else b""
+    return meta_line(result, data) + data + tail

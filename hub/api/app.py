@@ -1,0 +1,86 @@
+"""The hub's ASGI application: routes, error mapping, start-up and shut-down."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from hub.api.answers import error_response
+from hub.api.deps import Hub
+from hub.api.routes import router
+from hub.api.streaming import ClientGone
+from hub.engine.engine import Engine, EngineConfig
+from hub.services.catalog import Catalog
+from hub.services.runs import JobRunner, new_ref
+from hub.settings import Settings
+from hub.store.files import FileJobStore
+from shared.errors import BadRequest, InternalError, NotFound, WebJobsError
+
+log = logging.getLogger("webhub")
+
+
+def build_hub(settings: Settings) -> Hub:
+    store = FileJobStore(settings.jobs_dir)
+    engine = Engine(EngineConfig(max_concurrent=settings.max_concurrent,
+                                 queue_timeout_ms=settings.queue_timeout_ms))
+    runner = JobRunner(settings, store, engine)
+    return Hub(settings, engine, runner, Catalog(store, runner, engine))
+
+
+def create_app(settings: Settings) -> FastAPI:
+    hub = build_hub(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        hub.catalog.store.report_non_jobs()  # type: ignore[attr-defined]
+        await hub.engine.start()
+        log.info("hub %s ready: %d workers, jobs in %s", settings.node,
+                 settings.max_concurrent, settings.jobs_dir)
+        try:
+            yield
+        finally:
+            await hub.engine.close()
+
+    app = FastAPI(title="WebJobs hub", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.hub = hub
+    app.include_router(router)
+    _install_error_handlers(app)
+    return app
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(WebJobsError)
+    async def known(request: Request, exc: WebJobsError) -> Response:
+        if exc.ref is None:
+            exc.ref = new_ref()
+        log.info("%s %s -> %s %s ref=%s", request.method, request.url.path, exc.code,
+                 exc.message, exc.ref)
+        return error_response(exc)
+
+    @app.exception_handler(ClientGone)
+    async def gone(request: Request, exc: ClientGone) -> Response:
+        return Response(status_code=499)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        return error_response(BadRequest("The request is not valid", ref=new_ref()))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 404:
+            return error_response(NotFound("No such route", ref=new_ref()))
+        return error_response(BadRequest(str(exc.detail), ref=new_ref()))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        ref = new_ref()
+        log.error("unexpected error on %s %s ref=%s", request.method, request.url.path, ref,
+                  exc_info=exc)
+        return error_response(InternalError("The hub hit an internal error", ref=ref))

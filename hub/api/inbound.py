@@ -1,0 +1,105 @@
+"""From an HTTP request to what a job sees: ``params`` and ``request``, plus the
+engine flags (``enableLogger``, ``raw``, ``_console``, ``_debug``) taken out of them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.requests import Request
+
+from hub.auth import WITHHELD_HEADERS
+from shared.errors import BadRequest, BodyTooLarge
+
+ENGINE_FLAGS = ("enableLogger", "raw", "_console", "_debug")
+
+
+@dataclass
+class Inbound:
+    params: Any
+    request: dict[str, Any]
+    flags: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+    def flag(self, name: str) -> bool:
+        return self.flags.get(name, "").lower() in ("1", "true", "yes", "on")
+
+
+def _collect(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Pairs to a dict; a repeated name becomes an array (a checkbox group)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            prev = out[key]
+            out[key] = [*prev, value] if isinstance(prev, list) else [prev, value]
+        else:
+            out[key] = value
+    return out
+
+
+async def read_body(request: Request, max_bytes: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise BodyTooLarge(f"The request body is larger than {max_bytes // (1024 * 1024)} MB")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise BodyTooLarge(f"The request body is larger than {max_bytes // (1024 * 1024)} MB")
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    request._body = body  # lets Starlette's form parser reuse what was read
+    return body
+
+
+async def _body_params(request: Request, body: bytes) -> Any:
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if not body:
+        return {}
+    if ctype == "application/json" or ctype.endswith("+json"):
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise BadRequest("The request body is not valid JSON") from None
+    if ctype == "application/x-www-form-urlencoded":
+        text = body.decode("utf-8", errors="replace")
+        return _collect(parse_qsl(text, keep_blank_values=True))
+    if ctype == "multipart/form-data":
+        try:
+            form = await request.form()
+        except Exception:
+            raise BadRequest("The multipart form could not be read") from None
+        return _collect([(k, v) for k, v in form.multi_items() if isinstance(v, str)])
+    return {}
+
+
+def _split_flags(params: Any, flags: dict[str, str]) -> Any:
+    if isinstance(params, dict):
+        for name in ENGINE_FLAGS:
+            if name in params:
+                value = params.pop(name)
+                flags[name] = str(value[-1] if isinstance(value, list) else value)
+    return params
+
+
+async def read_inbound(request: Request, max_body: int) -> Inbound:
+    query = _collect(list(request.query_params.multi_items()))
+    flags: dict[str, str] = {}
+    params: Any = _split_flags(dict(query), flags)
+    body = b""
+    if request.method not in ("GET", "HEAD"):
+        body = await read_body(request, max_body)
+        posted = _split_flags(await _body_params(request, body), flags)
+        params = {**params, **posted} if isinstance(posted, dict) else posted
+    client = request.client
+    view = {
+        "method": request.method,
+        "url": str(request.url),
+        "path": request.url.path,
+        "query": _split_flags(query, {}),
+        "headers": {k: v for k, v in request.headers.items() if k not in WITHHELD_HEADERS},
+        "ip": client.host if client else None,
+    }
+    return Inbound(params, view, flags, body)

@@ -1,0 +1,105 @@
+"""Running a job for one HTTP request, with the client's disconnect in mind: a
+client that goes away while its run is queued leaves the queue, and one that
+goes away mid-run stops the run (its worker is killed)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from hub.api.answers import NDJSON, error_response, plain_response, stream_tail, wants_stream
+from hub.api.inbound import Inbound
+from hub.auth import Caller
+from hub.engine.engine import RunResult
+from hub.services.runs import JobRunner, LoadedJob
+from shared.ndjson import LogLine, encode_line
+
+T = TypeVar("T")
+
+
+class ClientGone(Exception):
+    """The client disconnected; nobody is left to answer."""
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def until_disconnect(request: Request, work: Awaitable[T]) -> T:
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    raise ClientGone()
+
+
+async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inbound: Inbound,
+                     caller: Caller, origin: str = "http", force_stream: bool = False) -> Response:
+    stream = force_stream or wants_stream(inbound.flag("raw"), inbound.flag("enableLogger"),
+                                          request.headers.get("accept", ""))
+
+    def start(on_log: Callable[[LogLine], None] | None = None,
+              on_start: Callable[[], None] | None = None) -> Awaitable[RunResult]:
+        return runner.run(job, caller=caller, params=inbound.params, request=inbound.request,
+                          origin=origin, pretty=not stream, on_log=on_log, on_start=on_start)
+
+    if stream and inbound.flag("enableLogger"):
+        return await _live_answer(request, start)
+    result = await until_disconnect(request, start())
+    if not stream:
+        return plain_response(result)
+    if result.error is not None:
+        return error_response(result.error, result.runtime_ms, stream=True)
+    return Response(stream_tail(result), 200, {"X-Job-Id": result.job_id}, media_type=NDJSON)
+
+
+async def _live_answer(request: Request, start: Callable[..., Awaitable[RunResult]]) -> Response:
+    """NDJSON with console lines as they happen. The status is sent before the
+    outcome is known, so it is 200 once the run has a worker; a refusal from the
+    queue (SYS-429) still gets its own status."""
+    lines: asyncio.Queue[LogLine] = asyncio.Queue()
+    started = asyncio.Event()
+    task = asyncio.ensure_future(start(lines.put_nowait, started.set))
+    try:
+        await until_disconnect(request, asyncio.wait(
+            {task, asyncio.ensure_future(started.wait())}, return_when=asyncio.FIRST_COMPLETED))
+    except ClientGone:
+        task.cancel()
+        raise
+    if task.done():
+        task.result()  # raises a refusal such as SYS-429
+
+    async def body() -> AsyncIterator[bytes]:
+        getter: asyncio.Future[LogLine] | None = None
+        try:
+            while True:
+                getter = asyncio.ensure_future(lines.get())
+                await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    yield encode_line(getter.result())
+                    continue
+                getter.cancel()
+                while not lines.empty():
+                    yield encode_line(lines.get_nowait())
+                yield stream_tail(task.result())
+                return
+        finally:
+            if getter is not None:
+                getter.cancel()
+            if not task.done():
+                task.cancel()  # the client went away: stop the run
+
+    return StreamingResponse(body(), media_type=NDJSON)

@@ -1,0 +1,89 @@
+"""Running jobs for the hub: from a stored (or uploaded) job to a ``RunResult``.
+
+It resolves the header and limits, builds the engine's ``RunRequest``, logs one
+line per finished run (with the ``ref`` every failure carries) and keeps the
+hub's warnings about headers.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hub.auth import Caller, check_job_access
+from hub.engine.engine import Engine, RunRequest, RunResult
+from hub.settings import Settings
+from hub.store.base import JobStore, check_job_name
+from shared.errors import NotFound
+from shared.header import JobHeader, ResolvedLimits, parse_header, resolve_limits
+from shared.ndjson import LogLine
+
+log = logging.getLogger("webhub.runs")
+
+
+@dataclass(frozen=True)
+class LoadedJob:
+    name: str
+    code: str
+    header: JobHeader
+    resolved: ResolvedLimits
+
+
+def new_job_id() -> str:
+    return f"job_{int(time.time() * 1000)}{os.urandom(3).hex()}"
+
+
+def new_ref() -> str:
+    return os.urandom(5).hex()
+
+
+class JobRunner:
+    def __init__(self, settings: Settings, store: JobStore, engine: Engine) -> None:
+        self.settings = settings
+        self.store = store
+        self.engine = engine
+
+    def describe(self, name: str, code: str) -> LoadedJob:
+        header = parse_header(code, name)
+        resolved = resolve_limits(header, self.settings.maxima)
+        for note in resolved.notes:
+            log.info("[WebJob:%s] %s", name, note)
+        return LoadedJob(name, code, header, resolved)
+
+    def load(self, name: str) -> LoadedJob:
+        check_job_name(name)
+        stored = self.store.get(name)
+        if stored is None:
+            raise NotFound(f"There is no job named '{name}'")
+        return self.describe(name, stored.code)
+
+    def authorise(self, job: LoadedJob, caller: Caller) -> None:
+        check_job_access(caller, job.header.access)
+
+    async def run(self, job: LoadedJob, *, caller: Caller, params: Any, request: dict[str, Any],
+                  origin: str = "http", pretty: bool = False,
+                  on_log: Callable[[LogLine], None] | None = None,
+                  on_start: Callable[[], None] | None = None,
+                  job_id: str | None = None) -> RunResult:
+        req = RunRequest(
+            job_id=job_id or new_job_id(), job_name=job.name, source=job.code,
+            limits=job.resolved.limits, params=params,
+            request={**request, "caller": caller.as_job_view()}, origin=origin, pretty=pretty,
+            sign_key=self.settings.sign_key, on_log=on_log, on_start=on_start)
+        result = await self.engine.run(req)
+        self._log_result(job.name, result, origin)
+        return result
+
+    def _log_result(self, name: str, result: RunResult, origin: str) -> None:
+        if result.error is None:
+            log.info("[WebJob:%s] %s ok in %d ms (%s)", name, result.job_id, result.runtime_ms,
+                     origin)
+            return
+        ref = result.error.ref or new_ref()
+        result.error.ref = ref
+        log.info("[WebJob:%s] %s failed %s: %s ref=%s (%s)", name, result.job_id,
+                 result.error.code, result.error.message, ref, origin)

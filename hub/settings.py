@@ -1,0 +1,96 @@
+"""Hub settings, read once from the environment (a ``.env`` file may supply them).
+
+Every setting, its default and meaning is listed in the README's settings table.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+import secrets
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.errors import BadRequest
+from shared.header import Limits
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    jobs_dir: Path
+    secret: str
+    system_token: str
+    node: str
+    maxima: Limits
+    max_concurrent: int
+    queue_timeout_ms: int
+    max_body_mb: int
+
+    @property
+    def sign_key(self) -> str:
+        """The key jobs' sign()/verify() use, derived so the secret itself never
+        enters a V8 context."""
+        digest = hmac.new(self.secret.encode(), b"webjobs sign/verify v1", hashlib.sha256).digest()
+        return base64.b64encode(digest).decode()
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.max_body_mb * 1024 * 1024
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequest(f"{name} must be a whole number, not '{raw}'") from None
+    if value <= 0:
+        raise BadRequest(f"{name} must be positive, not {value}")
+    return value
+
+
+def _kept_value(env: Mapping[str, str], name: str, path: Path) -> str:
+    """``env[name]`` if set, else a random value generated once into ``path`` (0600)."""
+    given = env.get(name, "").strip()
+    if given:
+        return given
+    if path.exists():
+        return path.read_text().strip()
+    value = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(value + "\n")
+    return value
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Settings from ``env`` (default: the process environment plus ``./.env``)."""
+    if env is None:
+        from dotenv import load_dotenv
+
+        load_dotenv(override=False)
+        env = os.environ
+    home = Path(env.get("WEBHUB_HOME", "") or "./.webhub").resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    return Settings(
+        home=home,
+        jobs_dir=Path(env.get("WEBJOB_JOBS_DIR", "") or "./jobs").resolve(),
+        secret=_kept_value(env, "WEBHUB_SECRET", home / "secret"),
+        system_token=_kept_value(env, "WEBHUB_SYSTEM_TOKEN", home / "system-token"),
+        node=env.get("WEBHUB_NODE", "").strip() or socket.gethostname(),
+        maxima=Limits(
+            runtime_ms=_int(env, "WEBJOB_MAX_RUNTIME_MS", 300_000),
+            memory_mb=_int(env, "WEBJOB_MAX_MEMORY_MB", 2048),
+            cpu_ms=_int(env, "WEBJOB_MAX_CPU_MS", 120_000),
+        ),
+        max_concurrent=_int(env, "WEBJOB_MAX_CONCURRENT", 8),
+        queue_timeout_ms=_int(env, "WEBJOB_QUEUE_TIMEOUT_MS", 15_000),
+        max_body_mb=_int(env, "WEBJOB_MAX_BODY_MB", 10),
+    )

@@ -1,0 +1,74 @@
+"""An engine (real worker processes, no HTTP) shared by the engine tests.
+
+``engine.run(source, ...)`` runs a job body synchronously from a test and
+returns the ``RunResult``; the engine lives on its own event-loop thread."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvloop
+
+from hub.engine.engine import Engine, EngineConfig, RunRequest, RunResult
+from shared.header import Limits
+from shared.ndjson import LogLine
+
+TEST_LIMITS = Limits(runtime_ms=5_000, memory_mb=128, cpu_ms=2_000)
+_ids = itertools.count()
+
+
+class EngineHarness:
+    def __init__(self, config: EngineConfig) -> None:
+        # uvloop, as in production: libuv reaps worker processes itself (asyncio's
+        # threaded child watcher misreports them from a non-main-thread loop).
+        self.loop = uvloop.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.engine = Engine(config)
+        self.call(self.engine.start())
+
+    def call(self, coro: Any, timeout: float = 60) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def request(self, source: str, **kw: Any) -> RunRequest:
+        return RunRequest(job_id=f"test_{next(_ids)}", job_name=kw.pop("name", "test"),
+                          source=source, limits=kw.pop("limits", TEST_LIMITS),
+                          params=kw.pop("params", {}),
+                          request=kw.pop("request", {"method": "GET",
+                                                     "caller": {"kind": "anonymous"}}),
+                          sign_key=kw.pop("sign_key", "c2lnbmluZyBrZXkgZm9yIHRlc3Rz"), **kw)
+
+    def run(self, source: str, live: bool = False, **kw: Any) -> RunResult:
+        """Run a job body. ``live=True`` collects console lines as they stream
+        (into ``result.streamed``)."""
+        streamed: list[LogLine] = []
+        if live:
+            kw["on_log"] = streamed.append
+        result: RunResult = self.call(self.engine.run(self.request(source, **kw)))
+        result.streamed = streamed  # type: ignore[attr-defined]
+        return result
+
+    def close(self) -> None:
+        self.call(self.engine.close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()
+
+
+@pytest.fixture(scope="session")
+def engine() -> Iterator[EngineHarness]:
+    harness = EngineHarness(EngineConfig(max_concurrent=2, queue_timeout_ms=10_000))
+    yield harness
+    harness.close()
+
+
+def body_json(result: RunResult) -> Any:
+    import json
+
+    assert result.ok, result.error and result.error.message
+    return json.loads(result.body)

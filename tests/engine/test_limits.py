@@ -1,0 +1,146 @@
+"""Limits and faults: every run ends with the right code and the engine carries on."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+
+import pytest
+
+from hub.engine.engine import EngineConfig, RunResult
+from shared.errors import TooManyRequests
+from shared.header import Limits
+from tests.engine.conftest import EngineHarness, body_json
+
+SHORT = Limits(runtime_ms=1_500, memory_mb=64, cpu_ms=500)
+
+
+def assert_limit(result: RunResult, limit: str) -> None:
+    assert result.error is not None, result.body
+    assert (result.error.code, result.error.limit) == ("JOB-003", limit), result.error.message
+    assert limit in result.error.message or limit.upper() in result.error.message
+
+
+def assert_healthy(engine: EngineHarness) -> None:
+    assert body_json(engine.run("return 'still here'")) == "still here"
+
+
+def test_runtime_limit_kills_a_sleeping_job(engine: EngineHarness) -> None:
+    result = engine.run("await new Promise(r => setTimeout(r, 60000))", limits=SHORT)
+    assert_limit(result, "runtime")
+    assert 1_400 <= result.runtime_ms < 3_000
+    assert_healthy(engine)
+
+
+@pytest.mark.parametrize("source", ["for (;;) {}", "await null; for (;;) {}",
+                                    "await new Promise(r => setTimeout(r, 5)); while (true) {}"],
+                         ids=["sync", "after-await", "after-timer"])
+def test_cpu_limit_catches_busy_loops(engine: EngineHarness, source: str) -> None:
+    result = engine.run(source, limits=SHORT)
+    assert_limit(result, "cpu")
+    assert result.runtime_ms < SHORT.runtime_ms  # the CPU limit, not the runtime limit
+    assert_healthy(engine)
+
+
+def test_heap_limit(engine: EngineHarness) -> None:
+    result = engine.run("const a = []; for (;;) a.push(new Array(1 << 16).fill(1))", limits=SHORT)
+    assert_limit(result, "memory")
+    assert_healthy(engine)
+
+
+def test_four_gigabytes_outside_the_heap(engine: EngineHarness) -> None:
+    source = """
+const hoard = []
+for (let i = 0; i < 64; i++) { const b = new Uint8Array(64 * 1024 * 1024); b.fill(1); hoard.push(b) }
+return hoard.length"""
+    result = engine.run(source, limits=Limits(runtime_ms=20_000, memory_mb=64, cpu_ms=20_000))
+    assert_limit(result, "memory")
+    assert_healthy(engine)
+
+
+def test_one_four_gigabyte_buffer_is_refused(engine: EngineHarness) -> None:
+    result = engine.run("return new ArrayBuffer(4 * 1024 ** 3).byteLength", limits=SHORT)
+    assert result.error is not None
+    assert result.error.code in ("JOB-001", "JOB-003")
+    assert_healthy(engine)
+
+
+def test_kill_minus_nine_mid_run(engine: EngineHarness) -> None:
+    async def kill_when_running() -> RunResult:
+        req = engine.request("await new Promise(r => setTimeout(r, 10000)); return 1")
+        started = asyncio.Event()
+        req.on_start = started.set
+        task = asyncio.ensure_future(engine.engine.run(req))
+        await started.wait()
+        await asyncio.sleep(0.05)  # let the worker take the run
+        busy = [w for w in engine.engine.pool._all if w.owner is not None]
+        assert len(busy) == 1
+        os.kill(busy[0].pid, signal.SIGKILL)
+        return await task
+
+    result: RunResult = engine.call(kill_when_running())
+    assert result.error is not None and result.error.code == "JOB-001"
+    assert "ended unexpectedly" in result.error.message
+    assert_healthy(engine)
+
+
+def test_stop_ends_a_run_now(engine: EngineHarness) -> None:
+    async def stop_it() -> RunResult:
+        req = engine.request("await new Promise(r => setTimeout(r, 10000)); return 1")
+        started = asyncio.Event()
+        req.on_start = started.set
+        task = asyncio.ensure_future(engine.engine.run(req))
+        await started.wait()
+        assert [r.job_id for r in engine.engine.running()] == [req.job_id]
+        assert engine.engine.stop(req.job_id)
+        return await task
+
+    t0 = time.monotonic()
+    result: RunResult = engine.call(stop_it())
+    assert result.error is not None and result.error.message == "Stopped"
+    assert time.monotonic() - t0 < 5
+    assert engine.engine.running() == []
+    assert_healthy(engine)
+
+
+def test_queue_timeout_refuses_with_429() -> None:
+    harness = EngineHarness(EngineConfig(max_concurrent=1, queue_timeout_ms=200))
+    try:
+        async def crowd() -> list[object]:
+            reqs = [harness.request("await new Promise(r => setTimeout(r, 600)); return 1")
+                    for _ in range(3)]
+            return await asyncio.gather(*(harness.engine.run(r) for r in reqs),
+                                        return_exceptions=True)
+
+        outcomes = harness.call(crowd())
+        refused = [o for o in outcomes if isinstance(o, TooManyRequests)]
+        done = [o for o in outcomes if isinstance(o, RunResult)]
+        assert len(done) == 1 and done[0].ok
+        assert len(refused) == 2 and refused[0].retry_after >= 1
+        assert body_json(harness.run("return 1")) == 1
+    finally:
+        harness.close()
+
+
+def test_cancelled_caller_leaves_the_queue() -> None:
+    harness = EngineHarness(EngineConfig(max_concurrent=1, queue_timeout_ms=5_000))
+    try:
+        async def scenario() -> int:
+            blocker = asyncio.ensure_future(harness.engine.run(
+                harness.request("await new Promise(r => setTimeout(r, 300)); return 1")))
+            await asyncio.sleep(0.05)
+            waiter = asyncio.ensure_future(harness.engine.run(harness.request("return 2")))
+            await asyncio.sleep(0.05)
+            queued = harness.engine.gate.queued
+            waiter.cancel()
+            await asyncio.gather(waiter, return_exceptions=True)
+            await blocker
+            return queued
+
+        assert harness.call(scenario()) == 1
+        assert harness.engine.gate.queued == 0
+        assert body_json(harness.run("return 3")) == 3
+    finally:
+        harness.close()
