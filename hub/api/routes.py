@@ -117,8 +117,9 @@ async def execute(request: Request) -> Response:
                               else "adhoc", code)
     origin = "editor" if fields.get("source") == "editor" else "adhoc"
     flags = {"enableLogger": str(fields.get("enableLogger", ""))}
-    view = {"method": "POST", "url": str(request.url), "path": request.url.path, "query": {},
-            "headers": {}, "ip": request.client.host if request.client else None}
+    view: dict[str, Any] = {"method": "POST", "url": str(request.url), "path": request.url.path,
+                            "query": {}, "headers": {},
+                            "ip": request.client.host if request.client else None}
     inbound = Inbound(params, view, flags)
     return await answer_run(request, hub.runner, job, inbound, caller, origin, force_stream=True)
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from hub.engine.background import background
 from hub.engine.pool import WorkerPool, WorkerProcess, read_cpu_ms, read_rss_mb
 from shared.errors import JobError, JobFailed, LimitExceeded, TooManyRequests, error_class_for
 from shared.header import Limits
@@ -96,7 +97,7 @@ class _ActiveRun:
             self.req.on_log(line)
 
     def on_call(self, call: dict[str, Any]) -> None:
-        asyncio.ensure_future(self._answer(call))
+        background(self._answer(call))
 
     def on_done(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> None:
         if not self.finished.done():

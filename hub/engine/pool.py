@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from hub.engine import protocol
+from hub.engine.background import background
 
 log = logging.getLogger("webhub.engine")
 
@@ -158,7 +159,7 @@ class WorkerPool:
             self._idle.remove(worker)
         if not self._closed:
             log.info("worker %s exited; starting a replacement", worker.pid)
-            asyncio.ensure_future(self._spawn())
+            background(self._spawn())
 
     async def acquire(self) -> WorkerProcess:
         while self._idle:

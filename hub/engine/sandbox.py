@@ -15,15 +15,16 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 from hub.engine import v8
+from hub.engine.background import background
 
 LogSink = Callable[[list[list[Any]]], None]
-CallSink = Callable[[dict[str, Any]], Awaitable[None] | None]
+CallSink = Callable[[dict[str, Any]], Coroutine[Any, Any, None] | None]
 
 _JS = resources.files("hub.engine") / "js"
 _POLYFILLS = (_JS / "polyfills.js").read_text(encoding="utf-8")
@@ -52,7 +53,7 @@ class PreparedContext:
         elif kind == "C" and self.on_call is not None:
             result = self.on_call(json.loads(rest))
             if asyncio.iscoroutine(result):
-                asyncio.ensure_future(result)
+                background(result)
 
     def close(self) -> None:
         self.racer.close()

@@ -48,12 +48,13 @@ class Racer:
         assert ctx is not None
 
         def on_note(value_handle: Any) -> None:
-            args = ctx._value_handle_to_python(value_handle)
+            args: Any = ctx._value_handle_to_python(value_handle)
             handler(str(args[0]))
 
         self._notifier = contextlib.ExitStack()
         func = self._notifier.enter_context(ctx._register_js_notification(on_note))
-        self._mr.eval("globalThis")[global_name] = func
+        global_object: Any = self._mr.eval("globalThis")
+        global_object[global_name] = func
 
     def eval(self, code: str) -> Any:
         return self._mr.eval(code)

@@ -40,7 +40,7 @@ class Catalog:
         }
 
     def available(self) -> list[dict[str, Any]]:
-        return [self.summary(job) for job in self.store.list()]
+        return [self.summary(job) for job in self.store.list_jobs()]
 
     def code(self, name: str) -> str:
         check_job_name(name)

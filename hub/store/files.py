@@ -32,7 +32,7 @@ class FileJobStore:
         except FileNotFoundError:
             return None
 
-    def list(self) -> list[StoredJob]:
+    def list_jobs(self) -> list[StoredJob]:
         jobs = []
         for path in sorted(self.folder.glob(f"*{SUFFIX}")):
             name = path.name[: -len(SUFFIX)]

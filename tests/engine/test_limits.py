@@ -53,7 +53,9 @@ def test_heap_limit(engine: EngineHarness) -> None:
 def test_four_gigabytes_outside_the_heap(engine: EngineHarness) -> None:
     source = """
 const hoard = []
-for (let i = 0; i < 64; i++) { const b = new Uint8Array(64 * 1024 * 1024); b.fill(1); hoard.push(b) }
+for (let i = 0; i < 64; i++) {
+  const b = new Uint8Array(64 * 1024 * 1024); b.fill(1); hoard.push(b)
+}
 return hoard.length"""
     result = engine.run(source, limits=Limits(runtime_ms=20_000, memory_mb=64, cpu_ms=20_000))
     assert_limit(result, "memory")

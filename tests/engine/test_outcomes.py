@@ -31,7 +31,8 @@ def test_response_builders(engine: EngineHarness, source: str, rtype: str, fmt: 
                            status: int) -> None:
     result = engine.run(source)
     assert result.ok and result.error is None
-    assert (result.meta["type"], result.meta["format"], result.meta["status"]) == (rtype, fmt, status)
+    meta = result.meta
+    assert (meta["type"], meta["format"], meta["status"]) == (rtype, fmt, status)
 
 
 def test_binary_responses_travel_as_base64(engine: EngineHarness) -> None:

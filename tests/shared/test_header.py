@@ -35,7 +35,8 @@ def test_full_example() -> None:
 def test_text_fields_keep_their_whole_value() -> None:
     # Decided: a text value is the whole rest of the line (a description has spaces);
     # the reference's right-hand column is commentary, not part of a real header.
-    assert parse_header("/*\nName: Staff PDF report   for HR\n*/").name == "Staff PDF report   for HR"
+    header = parse_header("/*\nName: Staff PDF report   for HR\n*/")
+    assert header.name == "Staff PDF report   for HR"
 
 
 def test_keys_are_case_insensitive_and_decorated_lines_and_indent_are_fine() -> None:

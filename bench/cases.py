@@ -1,0 +1,98 @@
+"""The requests the benchmark sends, one per job (variant), and how to tell a good answer.
+
+The job sources are the reference's own `jobs/` folder, unchanged; every server runs them.
+"""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+PRIMES_BELOW_300000 = 25_997
+ROW_COUNT = 1000
+LOG_LINES = 20
+
+# A check takes the answer's body and returns what is wrong with it, or None.
+Check = Callable[[bytes], str | None]
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str
+    job: str
+    query: str
+    accept: str
+    check: Check
+
+    @property
+    def path(self) -> str:
+        suffix = f"?{self.query}" if self.query else ""
+        return f"/api/webjobs/{self.job}{suffix}"
+
+    def headers(self, server_headers: dict[str, str]) -> dict[str, str]:
+        return {"Accept": self.accept, **server_headers}
+
+
+def parse_json(body: bytes) -> object:
+    try:
+        return json.loads(body)
+    except ValueError as err:
+        raise ValueError(f"not JSON ({err}): {body[:120]!r}") from err
+
+
+def expect_equal(expected: object) -> Check:
+    def check(body: bytes) -> str | None:
+        value = parse_json(body)
+        return None if value == expected else f"expected {expected!r}, got {body[:120]!r}"
+
+    return check
+
+
+def check_rows(body: bytes) -> str | None:
+    return rows_problem(parse_json(body))
+
+
+def rows_problem(rows: object) -> str | None:
+    if not isinstance(rows, list) or len(rows) != ROW_COUNT:
+        return f"expected a list of {ROW_COUNT} rows, got {str(rows)[:120]}"
+    if rows[-1] != {"id": 999, "name": "row-999", "value": (999 * 37) % 1000}:
+        return f"unexpected last row {rows[-1]!r}"
+    return None
+
+
+def check_rows_ndjson(body: bytes) -> str | None:
+    """A metadata line, 20 log lines and the rows last; the reference sends the metadata
+    first, a server that streams logs live may send it after them."""
+    lines = [parse_json(line) for line in body.splitlines() if line.strip()]
+    dicts = [line for line in lines[:-1] if isinstance(line, dict)]
+    meta = [line for line in dicts if line.get("isMetaData") is True]
+    if len(meta) != 1 or meta[0].get("success") is not True:
+        return f"expected one successful metadata line, got {len(meta)}: {body[:120]!r}"
+    logs = [line for line in dicts if line.get("type") == "log"]
+    if len(logs) != LOG_LINES:
+        return f"expected {LOG_LINES} log lines, got {len(logs)}"
+    return rows_problem(lines[-1]) if lines else "empty body"
+
+
+JSON = "application/json"
+ANY = "*/*"
+
+CASES: list[Case] = [
+    Case("public_ping", "public_ping", "who=bench", JSON, expect_equal({"pong": "bench"})),
+    Case("logs_and_rows", "logs_and_rows", "", JSON, check_rows),
+    Case("logs_and_rows+logger", "logs_and_rows", "enableLogger=1", ANY, check_rows_ndjson),
+    Case("cpu_primes", "cpu_primes", "", JSON, expect_equal(PRIMES_BELOW_300000)),
+    Case("sleep_io", "sleep_io", "", JSON, expect_equal({"ok": True})),
+]
+
+# The floor answers every name with the same constant, and is measured on public_ping only.
+FLOOR_CASES: list[Case] = [replace(CASES[0], check=expect_equal({"pong": "world"}))]
+
+
+def check_answer(case: Case, status: int, body: bytes) -> str | None:
+    """What is wrong with one answer to case, or None when it is a plausible success."""
+    if status != 200:
+        return f"HTTP {status}: {body[:200]!r}"
+    try:
+        return case.check(body)
+    except ValueError as err:
+        return str(err)

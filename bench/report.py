@@ -1,0 +1,243 @@
+"""Turn measured runs into the Markdown table, the ratio table and the target lines."""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.wrk_runner import WrkResult
+
+SERVERS = ("floor", "reference", "hub")
+JOB_ORDER = ("public_ping", "logs_and_rows", "logs_and_rows+logger", "cpu_primes", "sleep_io")
+
+
+@dataclass
+class Row:
+    """One server on one job: its wrk runs by level (c1, c8, c32), or why there are none."""
+
+    server: str
+    label: str
+    status: str = "ok"  # ok | skipped | check failed | error
+    note: str = ""
+    runs: dict[str, WrkResult] = field(default_factory=dict)
+
+    def metric(self, name: str) -> float | None:
+        level, key = METRICS[name]
+        run = self.runs.get(level)
+        if run is None:
+            return None
+        return run.rps if key == "rps" else run.latency_ms[key]
+
+    @property
+    def errors(self) -> int:
+        return sum(run.errors for run in self.runs.values())
+
+    def error_text(self) -> str:
+        parts = [f"{level}: {run.error_text()}" for level, run in self.runs.items() if run.errors]
+        return "; ".join(parts)
+
+    def to_json(self) -> dict[str, object]:
+        metrics = {name: self.metric(name) for name in METRICS}
+        runs = {level: run.to_json() for level, run in self.runs.items()}
+        return {
+            "server": self.server,
+            "job": self.label,
+            "status": self.status,
+            "note": self.note,
+            **metrics,
+            "errors": self.errors,
+            "runs": runs,
+        }
+
+
+# Metric name -> (wrk level it comes from, field of that run).
+METRICS: dict[str, tuple[str, str]] = {
+    "p50_ms": ("c1", "p50"),
+    "p99_ms": ("c1", "p99"),
+    "rps_c8": ("c8", "rps"),
+    "rps_c32": ("c32", "rps"),
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    job: str
+    metric: str
+    other: str  # the server the hub is compared with
+    factor: float
+    offset: float  # added to factor * other, in the metric's unit
+    rule: str  # how the threshold reads, e.g. "reference / 8"
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.metric.endswith("_ms")
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("public_ping", "p50_ms", "reference", 1 / 8, 0.0, "reference / 8"),
+    Target("public_ping", "p50_ms", "floor", 1.0, 3.0, "floor + 3 ms"),
+    Target("public_ping", "rps_c8", "reference", 5.0, 0.0, "5 x reference"),
+    Target("logs_and_rows", "rps_c8", "reference", 5.0, 0.0, "5 x reference"),
+    Target("cpu_primes", "rps_c8", "reference", 1.4, 0.0, "1.4 x reference"),
+    Target("sleep_io", "rps_c32", "reference", 2.5, 0.0, "2.5 x reference"),
+)
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def fmt_rps(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+
+
+def fmt_metric(name: str, value: float | None) -> str:
+    return fmt_ms(value) if name.endswith("_ms") else fmt_rps(value)
+
+
+def ordered(rows: list[Row]) -> list[Row]:
+    def key(row: Row) -> tuple[int, int]:
+        return JOB_ORDER.index(row.label), SERVERS.index(row.server)
+
+    return sorted(rows, key=key)
+
+
+def results_table(rows: list[Row]) -> list[str]:
+    lines = [
+        "| job | server | p50 ms (c1) | p99 ms (c1) | rps @8 | rps @32 | errors | note |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in ordered(rows):
+        cells = [row.label, row.server, fmt_ms(row.metric("p50_ms")), fmt_ms(row.metric("p99_ms"))]
+        cells += [fmt_rps(row.metric("rps_c8")), fmt_rps(row.metric("rps_c32"))]
+        errors = str(row.errors) if row.runs else "—"
+        cells += [f"**{errors}**" if row.errors else errors, row_note(row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def row_note(row: Row) -> str:
+    parts = [] if row.status == "ok" else [row.status]
+    parts += [text for text in (row.note, row.error_text()) if text]
+    return "; ".join(parts).replace("|", "/")
+
+
+def find(rows: list[Row], server: str, label: str) -> Row | None:
+    return next((r for r in rows if r.server == server and r.label == label), None)
+
+
+def ratio(hub: float | None, ref: float | None, lower_is_better: bool) -> float | None:
+    if not hub or not ref:
+        return None
+    return ref / hub if lower_is_better else hub / ref
+
+
+def ratio_table(rows: list[Row]) -> list[str]:
+    lines = [
+        "| job | p50: reference ÷ hub | rps @8: hub ÷ reference | rps @32: hub ÷ reference |",
+        "|---|---:|---:|---:|",
+    ]
+    for label in JOB_ORDER:
+        hub, ref = find(rows, "hub", label), find(rows, "reference", label)
+        if hub is None or ref is None or not hub.runs or not ref.runs:
+            continue
+        cells = [label]
+        for name in ("p50_ms", "rps_c8", "rps_c32"):
+            value = ratio(hub.metric(name), ref.metric(name), name.endswith("_ms"))
+            cells.append("—" if value is None else f"{value:.2f}x")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines if len(lines) > 2 else []
+
+
+@dataclass
+class Verdict:
+    target: Target
+    verdict: str  # PASS | FAIL | SKIP
+    text: str
+
+
+def judge(target: Target, rows: list[Row]) -> Verdict:
+    hub, other = find(rows, "hub", target.job), find(rows, target.other, target.job)
+    hub_value = hub.metric(target.metric) if hub else None
+    other_value = other.metric(target.metric) if other else None
+    head = f"{target.job} {METRIC_NAMES[target.metric]}:"
+    if hub_value is None or other_value is None:
+        missing = "hub" if hub_value is None else target.other
+        return Verdict(target, "SKIP", f"{head} hub vs {target.rule} — {missing} not measured")
+    threshold = other_value * target.factor + target.offset
+    met = hub_value <= threshold if target.lower_is_better else hub_value >= threshold
+    op = "<=" if target.lower_is_better else ">="
+    text = (
+        f"{head} hub {with_unit(target.metric, hub_value)}, needs {op} {target.rule} = "
+        f"{with_unit(target.metric, threshold)} ({target.other} "
+        f"{with_unit(target.metric, other_value)}; {comparison(target, hub_value, other_value)})"
+    )
+    if hub is not None and hub.errors:
+        return Verdict(target, "FAIL", f"{text} — the hub's runs had {hub.errors} errors")
+    return Verdict(target, "PASS" if met else "FAIL", text)
+
+
+METRIC_NAMES = {"p50_ms": "p50", "p99_ms": "p99", "rps_c8": "rps @8", "rps_c32": "rps @32"}
+
+
+def with_unit(metric: str, value: float) -> str:
+    return f"{fmt_metric(metric, value)} {'ms' if metric.endswith('_ms') else 'req/s'}"
+
+
+def comparison(target: Target, hub: float, other: float) -> str:
+    if target.offset:
+        return f"hub - {target.other} = {fmt_ms(hub - other)} ms"
+    if not hub or not other:
+        return "no ratio"
+    if target.lower_is_better:
+        return f"{target.other} ÷ hub = {other / hub:.2f}x"
+    return f"hub ÷ {target.other} = {hub / other:.2f}x"
+
+
+def target_lines(rows: list[Row]) -> list[str]:
+    return [f"- {v.verdict} {v.text}" for v in (judge(t, rows) for t in TARGETS)]
+
+
+def markdown(rows: list[Row], meta: dict[str, object], problems: list[str]) -> str:
+    lines = ["# WebJobs benchmark", "", meta_line(meta), "", *results_table(rows), ""]
+    ratios = ratio_table(rows)
+    if ratios:
+        lines += ["## Hub vs reference", "", *ratios, ""]
+    lines += ["## Targets", "", *target_lines(rows), ""]
+    if problems:
+        lines += ["## Problems", "", *(f"- {p}" for p in problems), ""]
+    return "\n".join(lines)
+
+
+def meta_line(meta: dict[str, object]) -> str:
+    keys = ("date", "commit", "cpus", "load_1m", "duration_s", "warmup_s", "node", "python", "wrk")
+    return " · ".join(f"{key}: {meta[key]}" for key in keys if key in meta)
+
+
+def write_results(
+    out_dir: Path, text: str, rows: list[Row], meta: dict[str, object], problems: list[str]
+) -> tuple[Path, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md_path, json_path = out_dir / "latest.md", out_dir / "latest.json"
+    md_path.write_text(text, encoding="utf-8")
+    verdicts = [judge(t, rows) for t in TARGETS]
+    payload = {
+        "meta": meta,
+        "rows": [row.to_json() for row in ordered(rows)],
+        "targets": [
+            {
+                "verdict": v.verdict,
+                "text": v.text,
+                "job": v.target.job,
+                "metric": v.target.metric,
+                "rule": v.target.rule,
+            }
+            for v in verdicts
+        ],
+        "problems": problems,
+    }
+    json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return md_path, json_path

@@ -1,0 +1,269 @@
+"""Benchmark the hub beside the Node worker-per-request reference and a bare FastAPI floor.
+
+Run from the repo root:  .venv/bin/python bench/run_bench.py [--quick] [--duration S]
+(`make bench`). Results go to stdout and bench/results/latest.{md,json}.
+Exit code: 0, or 1 when a server failed to start or answer, 2 when the setup is missing
+(the reference folder, wrk), 130 when interrupted.
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from bench import report, servers, wrk_runner  # noqa: E402
+from bench.cases import CASES, FLOOR_CASES, Case, check_answer  # noqa: E402
+from bench.report import Row  # noqa: E402
+from bench.servers import RunningServer, ServerError, ServerSpec  # noqa: E402
+
+ANCHOR_DIR = REPO_ROOT.parent / "shared" / "anchors" / "node-worker-per-request"
+RESULTS_DIR = REPO_ROOT / "bench" / "results"
+CHECK_TIMEOUT_S = 30.0
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--duration", type=int, default=5, help="whole seconds of each measured wrk run (default 5)"
+    )
+    parser.add_argument("--quick", action="store_true", help="2 s runs (overrides --duration)")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="whole seconds of the warm-up run before each measured one (default 1, 0: none)",
+    )
+    parser.add_argument(
+        "--servers",
+        default=",".join(report.SERVERS),
+        help="comma-separated subset of floor,reference,hub",
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="where results go")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.duration = 2
+    if args.duration < 1 or args.warmup < 0:
+        parser.error("--duration must be >= 1 and --warmup >= 0 (wrk takes whole seconds)")
+    args.servers = [name.strip() for name in args.servers.split(",") if name.strip()]
+    unknown = set(args.servers) - set(report.SERVERS)
+    if unknown:
+        parser.error(f"unknown servers: {', '.join(sorted(unknown))}")
+    return args
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def setup_problem() -> str | None:
+    if not (ANCHOR_DIR / "server.js").is_file():
+        return (
+            f"the reference server is missing: {ANCHOR_DIR / 'server.js'} not found.\n"
+            "The benchmark needs ../shared/anchors/node-worker-per-request beside the repo."
+        )
+    if wrk_runner.wrk_path() is None:
+        return wrk_runner.INSTALL_HINT
+    return None
+
+
+def build_spec(name: str, home: Path, token: str) -> ServerSpec:
+    port = servers.free_port()
+    if name == "floor":
+        return servers.floor_spec(REPO_ROOT, port)
+    if name == "reference":
+        return servers.reference_spec(ANCHOR_DIR, port)
+    return servers.hub_spec(REPO_ROOT, port, ANCHOR_DIR / "jobs", home, token)
+
+
+def case_for(name: str, label: str) -> Case | None:
+    """The request server `name` gets for job row `label`, or None if it is not measured there."""
+    cases = FLOOR_CASES if name == "floor" else CASES
+    return next((case for case in cases if case.label == label), None)
+
+
+def check_case(server: RunningServer, case: Case) -> str | None:
+    spec = server.spec
+    try:
+        answer = servers.http_get(
+            spec.base_url + case.path, case.headers(spec.headers), CHECK_TIMEOUT_S
+        )
+    except OSError as err:
+        return f"no answer: {err}"
+    return check_answer(case, answer.status, answer.body)
+
+
+def drain(server: RunningServer, case: Case) -> None:
+    """Wait out a run's backlog: wrk hangs up, but a server may still run what it queued.
+
+    One more request, queued behind that backlog, answers only once it is done.
+    """
+    check_case(server, case)
+
+
+def measure_case(server: RunningServer, case: Case, warmup_s: int, duration_s: int) -> Row:
+    spec = server.spec
+    url, headers = spec.base_url + case.path, case.headers(spec.headers)
+    row = Row(spec.name, case.label)
+    for level in wrk_runner.LEVELS:
+        try:
+            if warmup_s > 0:
+                wrk_runner.run_wrk(url, headers, level, warmup_s)
+                drain(server, case)
+            row.runs[level] = wrk_runner.run_wrk(url, headers, level, duration_s)
+            drain(server, case)
+        except wrk_runner.WrkError as err:
+            row.status, row.note = "error", f"{level}: {err}"
+            break
+        say(f"  [{spec.name}] {case.label} {level}: {run_summary(row.runs[level])}")
+    return row
+
+
+def run_summary(run: wrk_runner.WrkResult) -> str:
+    text = (
+        f"p50 {report.fmt_ms(run.latency_ms['p50'])} ms, p99 "
+        f"{report.fmt_ms(run.latency_ms['p99'])} ms, {report.fmt_rps(run.rps)} req/s"
+    )
+    return f"{text}, ERRORS: {run.error_text()}" if run.errors else text
+
+
+def start_server(spec: ServerSpec, log_dir: Path, problems: list[str]) -> RunningServer | None:
+    """Start spec; on failure record why and return None."""
+    say(f"[{spec.name}] starting: {' '.join(spec.command)}")
+    try:
+        server = servers.start(spec, log_dir)
+    except ServerError as err:
+        problems.append(f"{spec.name} skipped: {err}")
+        say(f"[{spec.name}] SKIPPED: {err}")
+        return None
+    say(f"[{spec.name}] ready on {spec.base_url}")
+    return server
+
+
+def skipped_rows(name: str) -> list[Row]:
+    labels = [case.label for case in CASES if case_for(name, case.label)]
+    return [Row(name, label, "skipped", "see Problems") for label in labels]
+
+
+def bench_all(
+    running: list[RunningServer], args: argparse.Namespace, problems: list[str]
+) -> list[Row]:
+    """Every job on every running server, server after server within a job, so each
+    hub/reference ratio comes from runs made seconds apart."""
+    rows = []
+    for label in [case.label for case in CASES]:
+        for server in running:
+            case = case_for(server.spec.name, label)
+            if case is not None:
+                rows.append(bench_case(server, case, args, problems))
+    return rows
+
+
+def stop_all(running: list[RunningServer]) -> None:
+    while running:
+        server = running.pop()
+        servers.stop(server)
+        say(f"[{server.spec.name}] stopped")
+
+
+def bench_case(
+    server: RunningServer, case: Case, args: argparse.Namespace, problems: list[str]
+) -> Row:
+    name = server.spec.name
+    problem = check_case(server, case)
+    if problem is not None:
+        problems.append(f"{name} failed the check on {case.label}: {problem}")
+        say(f"[{name}] {case.label}: CHECK FAILED, not measured: {problem}")
+        return Row(name, case.label, "check failed", problem[:200])
+    say(f"[{name}] {case.label}: answer ok, measuring")
+    row = measure_case(server, case, args.warmup, args.duration)
+    if row.status != "ok":
+        problems.append(f"{name} on {case.label}: {row.note}")
+    return row
+
+
+def command_version(command: list[str], any_status: bool = False) -> str:
+    """First line a command prints (wrk --version exits 1, hence any_status)."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[0] if lines and (any_status or done.returncode == 0) else "?"
+
+
+def run_meta(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": command_version(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"]),
+        "cpus": os.cpu_count(),
+        "machine": platform.platform(),
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
+        "node": command_version(["node", "--version"]),
+        "python": platform.python_version(),
+        "wrk": " ".join(command_version(["wrk", "--version"], any_status=True).split()[:2]),
+        "servers": args.servers,
+    }
+
+
+def interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run(args: argparse.Namespace) -> int:
+    rows: list[Row] = []
+    problems: list[str] = []
+    started, load_before = time.monotonic(), os.getloadavg()[0]
+    running: list[RunningServer] = []
+    with tempfile.TemporaryDirectory(prefix="webhub-bench-") as home:
+        token = secrets.token_urlsafe(24)
+        try:
+            for name in args.servers:
+                spec = build_spec(name, Path(home), token)
+                server = start_server(spec, args.out / "logs", problems)
+                if server is None:
+                    rows += skipped_rows(name)
+                else:
+                    running.append(server)
+            rows += bench_all(running, args, problems)
+        finally:
+            stop_all(running)
+    meta = {**run_meta(args), "elapsed_s": round(time.monotonic() - started, 1)}
+    meta["load_1m"] = f"{load_before:.2f} -> {os.getloadavg()[0]:.2f}"
+    text = report.markdown(rows, meta, problems)
+    md_path, json_path = report.write_results(args.out, text, rows, meta, problems)
+    say("\n" + text)
+    say(f"written: {md_path} and {json_path}")
+    return 1 if problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    problem = setup_problem()
+    if problem is not None:
+        print(f"bench: {problem}", file=sys.stderr)
+        return 2
+    if shutil.which("node") is None:
+        say("bench: node is not on PATH; the reference server will be skipped")
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        print("\nbench: interrupted; every server started was stopped", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
