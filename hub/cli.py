@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from shared.errors import WebJobsError
@@ -19,7 +20,7 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(settings)
     print(f"WebJobs hub on http://{args.host}:{args.port}  (jobs: {settings.jobs_dir}, "
           f"data: {settings.home})", flush=True)
-    if (settings.home / "system-token").exists():
+    if not os.environ.get("WEBHUB_SYSTEM_TOKEN"):
         print(f"System token (management API, bearer): {settings.system_token}\n"
               f"  kept in {settings.home / 'system-token'}; set WEBHUB_SYSTEM_TOKEN to choose one",
               flush=True)

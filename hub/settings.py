@@ -30,6 +30,7 @@ class Settings:
     max_concurrent: int
     queue_timeout_ms: int
     max_body_mb: int
+    spare_workers: int
 
     @property
     def sign_key(self) -> str:
@@ -93,4 +94,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         max_concurrent=_int(env, "WEBJOB_MAX_CONCURRENT", 8),
         queue_timeout_ms=_int(env, "WEBJOB_QUEUE_TIMEOUT_MS", 15_000),
         max_body_mb=_int(env, "WEBJOB_MAX_BODY_MB", 10),
+        spare_workers=_spares(env),
     )
+
+
+def _spares(env: Mapping[str, str]) -> int:
+    # A worker that just finished is busy building its next context for a few
+    # milliseconds; spares keep a ready one at hand for every free slot.
+    default = max(2, _int(env, "WEBJOB_MAX_CONCURRENT", 8) // 2)
+    raw = env.get("WEBJOB_SPARE_WORKERS", "").strip()
+    return default if not raw else 0 if raw == "0" else _int(env, "WEBJOB_SPARE_WORKERS", default)

@@ -29,7 +29,8 @@ log = logging.getLogger("webhub")
 def build_hub(settings: Settings) -> Hub:
     store = FileJobStore(settings.jobs_dir)
     engine = Engine(EngineConfig(max_concurrent=settings.max_concurrent,
-                                 queue_timeout_ms=settings.queue_timeout_ms))
+                                 queue_timeout_ms=settings.queue_timeout_ms,
+                                 spare_workers=settings.spare_workers))
     runner = JobRunner(settings, store, engine)
     return Hub(settings, engine, runner, Catalog(store, runner, engine))
 
@@ -41,8 +42,8 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         hub.catalog.store.report_non_jobs()  # type: ignore[attr-defined]
         await hub.engine.start()
-        log.info("hub %s ready: %d workers, jobs in %s", settings.node,
-                 settings.max_concurrent, settings.jobs_dir)
+        log.info("hub %s ready: %d concurrent runs, %d spare workers, jobs in %s",
+                 settings.node, settings.max_concurrent, settings.spare_workers, settings.jobs_dir)
         try:
             yield
         finally:
