@@ -23,7 +23,8 @@ __all__ = [
 ACCESS_LEVELS = ("public", "user", "owner", "key")
 MODES = ("job", "page")
 
-_HEADER_RE = re.compile(r"\A\s*/\*(.*?)\*/", re.DOTALL)
+# A leading byte-order mark must not hide the header (it would silently drop Access).
+_HEADER_RE = re.compile(r"\A\ufeff?\s*/\*(.*?)\*/", re.DOTALL)
 _LINE_RE = re.compile(r"^\s*\*?\s*([A-Za-z][A-Za-z0-9 _-]*?)\s*:(?!//)\s*(.*?)\s*$")
 # A whole number, optionally with a unit written straight after it ("512MB", "60000ms").
 _NUMBER_RE = re.compile(r"^(\d+)(?:[A-Za-z]{1,2})?$")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
+import os
 import re
 from typing import Any
 
@@ -19,6 +21,7 @@ from hub.engine.engine import RunResult
 from shared.errors import WebJobsError
 from shared.ndjson import Failure, MetaData, encode_line
 
+log = logging.getLogger("webhub")
 NDJSON = "application/x-ndjson"
 
 # A job page may run its own inline scripts and load https: assets, nothing else.
@@ -61,6 +64,15 @@ def error_response(err: WebJobsError, runtime_ms: int | None = None,
 def _failure_line(body: dict[str, Any]) -> bytes:
     fields = Failure.__dataclass_fields__
     return encode_line(Failure(**{k: v for k, v in body.items() if k in fields and k != "success"}))
+
+
+def refusal(err: WebJobsError, method: str, path: str, stream: bool = False) -> Response:
+    """The answer for a request refused before (or instead of) a run, logged with
+    the ``ref`` it carries."""
+    if err.ref is None:
+        err.ref = os.urandom(5).hex()
+    log.info("%s %s -> %s %s ref=%s", method, path, err.code, err.message, err.ref)
+    return error_response(err, stream=stream)
 
 
 def result_bytes(result: RunResult) -> bytes:

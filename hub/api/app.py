@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from hub.api.answers import error_response
+from hub.api.answers import error_response, refusal
 from hub.api.deps import Hub
 from hub.api.routes import router
 from hub.api.streaming import ClientGone
@@ -59,11 +59,7 @@ def create_app(settings: Settings) -> FastAPI:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(WebJobsError)
     async def known(request: Request, exc: WebJobsError) -> Response:
-        if exc.ref is None:
-            exc.ref = new_ref()
-        log.info("%s %s -> %s %s ref=%s", request.method, request.url.path, exc.code,
-                 exc.message, exc.ref)
-        return error_response(exc)
+        return refusal(exc, request.method, request.url.path)
 
     @app.exception_handler(ClientGone)
     async def gone(request: Request, exc: ClientGone) -> Response:

@@ -12,11 +12,20 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from hub.api.answers import refusal
 from hub.api.deps import caller_of, hub_of, owner_of
 from hub.api.inbound import Inbound, read_body, read_inbound
 from hub.api.streaming import answer_run
+from hub.auth import Caller
 from hub.store.files import SUFFIX
-from shared.errors import BadRequest
+from shared.errors import (
+    BadJobName,
+    BadRequest,
+    JobDoesNotParse,
+    JobFailed,
+    NotFound,
+    WebJobsError,
+)
 
 router = APIRouter(prefix="/api/webjobs")
 
@@ -58,7 +67,10 @@ async def _json_object(request: Request) -> dict[str, Any]:
 async def save(request: Request) -> dict[str, Any]:
     owner_of(request)
     data = await _json_object(request)
-    job = await hub_of(request).catalog.save(str(data.get("name", "")), data.get("code"))
+    name = data.get("name")
+    if not isinstance(name, str):
+        raise BadJobName("'name' must be the job's name, as a string")
+    job = await hub_of(request).catalog.save(name, data.get("code"))
     return {"success": True, "job": job}
 
 
@@ -79,7 +91,7 @@ async def _form_file(request: Request) -> tuple[str, str, dict[str, Any]]:
     else:
         raise BadRequest("The upload has no 'file' field")
     try:
-        return filename, raw.decode("utf-8"), fields
+        return filename, raw.decode("utf-8-sig"), fields
     except UnicodeDecodeError:
         raise BadRequest("The job file is not UTF-8 text") from None
 
@@ -106,12 +118,23 @@ async def upload(request: Request) -> dict[str, Any]:
 @router.post("/execute")
 async def execute(request: Request) -> Response:
     caller = owner_of(request)
+    try:
+        return await _execute(request, caller)
+    except WebJobsError as exc:  # this route always streams, refusals included
+        return refusal(exc, request.method, request.url.path, stream=True)
+
+
+async def _execute(request: Request, caller: Caller) -> Response:
     hub = hub_of(request)
     filename, code, fields = await _form_file(request)
     try:
         params = json.loads(fields.get("params") or "{}")
     except ValueError:
         raise BadRequest("'params' must be JSON") from None
+    try:
+        await hub.catalog.check(code)  # a body that does not parse never runs
+    except JobDoesNotParse as exc:  # for a run, that is the job failing: JOB-001
+        raise JobFailed(exc.message, line=exc.line, column=exc.column) from None
     name = _name_from(filename, str(fields.get("name", "")).strip()) or "adhoc"
     job = hub.runner.describe(name if name.replace("-", "").replace("_", "").isalnum()
                               else "adhoc", code)
@@ -140,8 +163,9 @@ async def delete(name: str, request: Request) -> dict[str, Any]:
 @router.post("/{job_id}/stop")
 async def stop(job_id: str, request: Request) -> Response:
     owner_of(request)
-    stopped = hub_of(request).engine.stop(job_id)
-    return JSONResponse({"success": stopped, "stopped": stopped}, 200 if stopped else 404)
+    if not hub_of(request).engine.stop(job_id):
+        raise NotFound(f"No run '{job_id}' is in flight on this node")
+    return JSONResponse({"success": True, "stopped": True})
 
 
 @router.api_route("/{name}", methods=["GET", "POST"])

@@ -177,6 +177,7 @@ class _ActiveRun:
     def _spec(self) -> dict[str, Any]:
         return {"params": self.req.params, "request": self.req.request,
                 "limits": self.req.limits.as_job_view(), "pretty": self.req.pretty,
+                "live": self.req.on_log is not None,
                 "signKey": self.req.sign_key}
 
     def _elapsed_ms(self) -> int:

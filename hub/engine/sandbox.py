@@ -31,8 +31,35 @@ _POLYFILLS = (_JS / "polyfills.js").read_text(encoding="utf-8")
 _PRELUDE = (_JS / "prelude.js").read_text(encoding="utf-8")
 
 JOB_SCRIPT_PREFIX = "__webjob_host.run({spec}, async () => {{"
-_PARSE_ERROR = re.compile(r"^<anonymous>:(\d+): (.*)$")
+_PARSE_ERROR = re.compile(r"^(?:<anonymous>|job\.js):(\d+): (.*)$")
 _MEMORY_POLL_S = 0.05
+
+
+class ConsoleChannel:
+    """Reads the prelude's console ring (see prelude.js) straight from shared
+    memory: no isolate call, so it works while the job spins."""
+
+    CAPACITY = 256 * 1024
+
+    def __init__(self, memory: memoryview) -> None:
+        self.memory = memory.cast("B")
+        self.ring = self.memory[16:]
+        self.read = 0
+
+    def _take(self, at: int, size: int) -> bytes:
+        pos = at % self.CAPACITY
+        first = min(size, self.CAPACITY - pos)
+        return bytes(self.ring[pos:pos + first]) + bytes(self.ring[:size - first])
+
+    def drain(self) -> list[list[Any]]:
+        written = int.from_bytes(self.memory[0:4], "little")
+        lines = []
+        while self.read < written:
+            size = int.from_bytes(self._take(self.read, 4), "little")
+            lines.append(json.loads(self._take(self.read + 4, size)))
+            self.read += 4 + size
+        self.memory[4:8] = self.read.to_bytes(4, "little")
+        return lines
 
 
 @dataclass
@@ -40,15 +67,25 @@ class PreparedContext:
     """A fresh context with the sandbox installed, waiting for a job."""
 
     racer: v8.Racer
+    channel: ConsoleChannel | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
     on_log: LogSink | None = None
     on_call: CallSink | None = None
+
+    def handle_wake(self) -> None:
+        self.forward_console()
+
+    def forward_console(self) -> None:
+        lines = self.channel.drain() if self.channel is not None else []
+        if lines and self.on_log is not None:
+            self.on_log(lines)
 
     def handle_note(self, text: str) -> None:
         kind, rest = text[:1], text[1:]
         if kind == "D":
             self.done.set()
         elif kind == "L" and self.on_log is not None:
+            self.forward_console()  # earlier lines first
             self.on_log(json.loads(rest))
         elif kind == "C" and self.on_call is not None:
             result = self.on_call(json.loads(rest))
@@ -71,8 +108,11 @@ async def prepare_context() -> PreparedContext:
     racer = v8.Racer()
     prepared = PreparedContext(racer)
     racer.install_notifier("__webjob_note", prepared.handle_note)
+    racer.install_notifier("__webjob_wake", lambda _text: prepared.handle_wake(), with_args=False)
     racer.eval(_POLYFILLS)
     racer.eval(_PRELUDE)
+    prepared.channel = ConsoleChannel(racer.eval("__webjob_channel"))
+    racer.eval("delete globalThis.__webjob_channel")
     return prepared
 
 
@@ -85,16 +125,22 @@ def job_script(source: str, spec: dict[str, Any]) -> tuple[str, int]:
     return prefix + source + "\n})\n//# sourceURL=job.js\n", len(prefix)
 
 
-def _syntax_failure(message: str, column_offset: int) -> RawOutcome:
+def _syntax_failure(message: str, column_offset: int, source: str) -> RawOutcome:
+    """A V8 parse error as the job's own line and column. Errors on the wrapper's
+    closing line (an unclosed bracket) are reported at the job's last line."""
     lines = message.splitlines()
     match = _PARSE_ERROR.match(lines[0]) if lines else None
     if not match:
-        return RawOutcome({"ok": False, "code": "JOB-001", "message": message.strip()})
+        return RawOutcome({"ok": False, "code": "JOB-001", "syntax": True,
+                           "message": v8.first_line(message)})
     line = int(match.group(1))
     caret = next((ln for ln in lines[2:3] if "^" in ln), "")
-    column = caret.index("^") + 1 if caret else None
+    column: int | None = caret.index("^") + 1 if caret else None
     if column is not None and line == 1:
         column = max(1, column - column_offset)
+    last_line = source.count("\n") + 1
+    if line > last_line:  # the error is at the very end of the source
+        line, column = last_line, None
     meta: dict[str, Any] = {"ok": False, "code": "JOB-001", "message": match.group(2),
                             "line": line, "syntax": True}
     if column is not None:
@@ -143,11 +189,13 @@ async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str,
     except v8.OutOfMemory:
         return _memory_failure(memory_mb)
     except v8.ParseError as exc:
-        return _syntax_failure(str(exc), offset)
+        return _syntax_failure(str(exc), offset, source)
     except v8.EvalError as exc:
         if racer.memory_limit_reached():
             return _memory_failure(memory_mb)
         return RawOutcome({"ok": False, "code": "JOB-001", "message": v8.first_line(str(exc))})
+    finally:
+        prepared.forward_console()  # console lines not yet handed on, before the outcome
     return _parse_outcome(str(text), offset)
 
 
@@ -173,12 +221,7 @@ def check_syntax(checker: v8.Racer, source: str) -> dict[str, Any]:
     try:
         checker.eval(_CHECK_PREFIX + source + "\n})")
     except v8.ParseError as exc:
-        meta = _syntax_failure(str(exc), len(_CHECK_PREFIX)).meta
-        last_line = source.count("\n") + 1
-        if isinstance(meta.get("line"), int) and meta["line"] > last_line:
-            meta.pop("column", None)  # an error at the very end of the source
-            meta["line"] = last_line
-        return meta
+        return _syntax_failure(str(exc), len(_CHECK_PREFIX), source).meta
     except v8.EvalError:
         pass
     # The function-body parser also refuses a body that closes the wrapper early.

@@ -43,15 +43,23 @@ class Racer:
         self._mr = MiniRacer()
         self._notifier: contextlib.ExitStack | None = None
 
-    def install_notifier(self, global_name: str, handler: Callable[[str], None]) -> None:
+    def install_notifier(self, global_name: str, handler: Callable[[str], None],
+                         with_args: bool = True) -> None:
+        """A global JS function that calls ``handler`` on this loop. Reading its
+        argument needs the isolate (so waits until JS yields); ``with_args=False``
+        skips that, for a pure wake-up that works while JS is still running."""
         ctx = self._mr._ctx
         assert ctx is not None
 
         def on_note(value_handle: Any) -> None:
+            if not with_args:
+                handler("")
+                return
             args: Any = ctx._value_handle_to_python(value_handle)
             handler(str(args[0]))
 
-        self._notifier = contextlib.ExitStack()
+        if self._notifier is None:
+            self._notifier = contextlib.ExitStack()
         func = self._notifier.enter_context(ctx._register_js_notification(on_note))
         global_object: Any = self._mr.eval("globalThis")
         global_object[global_name] = func

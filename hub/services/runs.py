@@ -46,12 +46,15 @@ class JobRunner:
         self.settings = settings
         self.store = store
         self.engine = engine
+        self._noted: set[tuple[str, str]] = set()
 
     def describe(self, name: str, code: str) -> LoadedJob:
         header = parse_header(code, name)
         resolved = resolve_limits(header, self.settings.maxima)
         for note in resolved.notes:
-            log.info("[WebJob:%s] %s", name, note)
+            if (name, note) not in self._noted:  # once per job and note, not per read
+                self._noted.add((name, note))
+                log.info("[WebJob:%s] %s", name, note)
         return LoadedJob(name, code, header, resolved)
 
     def load(self, name: str) -> LoadedJob:

@@ -27,7 +27,8 @@ class FileJobStore:
     def get(self, name: str) -> StoredJob | None:
         path = self._path(name)
         try:
-            code = path.read_text(encoding="utf-8", errors="replace")
+            # Bytes, not text mode: universal newlines would turn CRLF into LF.
+            code = path.read_bytes().decode("utf-8", errors="replace")
             return StoredJob(name, code, path.stat().st_mtime)
         except FileNotFoundError:
             return None
@@ -47,7 +48,7 @@ class FileJobStore:
         # or the new one, never half of one.
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.folder)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
                 fh.write(code)
                 fh.flush()
                 os.fsync(fh.fileno())

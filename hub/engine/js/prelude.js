@@ -8,6 +8,8 @@
   'use strict';
   const G = globalThis;
   const note = G.__webjob_note;
+  const wake = G.__webjob_wake;
+  const { load: atomicLoad, store: atomicStore } = Atomics;
   const { stringify, parse } = JSON;
   const { defineProperty, freeze, keys, getPrototypeOf } = Object;
   const NativePromise = Promise;
@@ -20,7 +22,7 @@
   const ErrorC = Error;
   const isArray = Array.isArray;
 
-  for (const name of ['__webjob_note', 'SharedArrayBuffer', 'Atomics', 'WebAssembly',
+  for (const name of ['__webjob_note', '__webjob_wake', 'SharedArrayBuffer', 'Atomics', 'WebAssembly',
     '__timer_manager', 'setTimeout', 'clearTimeout', 'console']) {
     // mini-racer declares its timer helpers with `var`: those cannot be deleted,
     // only overwritten.
@@ -32,6 +34,7 @@
   let outcome = null;        // "meta\nbody" once the run settled
   let asyncMode = false;     // the host is waiting for a notification
   let ended = false;
+  let live = false;         // someone watches the console as it happens
   const logBuffer = [];
   let runStart = now();     // reset when the job starts
   let lastFlush = runStart;
@@ -66,7 +69,59 @@
   }
   const clear = (id) => { timers.delete(id); };
 
-  // ---- console: batched, flushed when the job yields or every 25 ms --------
+  // ---- console channel: a ring in shared memory the worker reads directly -----
+  // JS writes frames [length:u32][UTF-8 JSON]; the worker reads them with its own
+  // cursor, without needing the isolate, so lines logged just before a busy loop
+  // still reach it. cursors[0] = bytes written, cursors[1] = bytes read (worker).
+  const CHANNEL_BYTES = 256 * 1024;
+  const channelMemory = new SAB(16 + CHANNEL_BYTES);
+  const cursors = new Int32(channelMemory, 0, 2);
+  const ring = new Uint8Array(channelMemory, 16);
+  let channelOpen = true;   // once full, the rest of the run's lines take the slow path
+  G.__webjob_channel = channelMemory;  // taken by the worker, then deleted, before any job code
+  function utf8(text) {
+    const out = new Uint8Array(text.length * 3);
+    let n = 0;
+    for (let i = 0; i < text.length; i++) {
+      let c = text.charCodeAt(i);
+      if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
+        const d = text.charCodeAt(i + 1);
+        if (d >= 0xdc00 && d < 0xe000) { c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00); i++; }
+      }
+      if (c >= 0xd800 && c < 0xe000) c = 0xfffd;
+      if (c < 0x80) out[n++] = c;
+      else if (c < 0x800) { out[n++] = 0xc0 | (c >> 6); out[n++] = 0x80 | (c & 63); }
+      else if (c < 0x10000) {
+        out[n++] = 0xe0 | (c >> 12); out[n++] = 0x80 | ((c >> 6) & 63); out[n++] = 0x80 | (c & 63);
+      } else {
+        out[n++] = 0xf0 | (c >> 18); out[n++] = 0x80 | ((c >> 12) & 63);
+        out[n++] = 0x80 | ((c >> 6) & 63); out[n++] = 0x80 | (c & 63);
+      }
+    }
+    return out.subarray(0, n);
+  }
+  function put(at, bytes) {
+    const pos = at % CHANNEL_BYTES;
+    const first = Math.min(bytes.length, CHANNEL_BYTES - pos);
+    ring.set(bytes.subarray(0, first), pos);
+    if (first < bytes.length) ring.set(bytes.subarray(first), 0);
+  }
+  function toChannel(frame) {
+    if (!channelOpen) return false;
+    const bytes = utf8(frame);
+    const written = atomicLoad(cursors, 0);
+    if (written - atomicLoad(cursors, 1) + 4 + bytes.length > CHANNEL_BYTES) {
+      channelOpen = false;
+      return false;
+    }
+    const n = bytes.length;
+    put(written, new Uint8Array([n & 255, (n >> 8) & 255, (n >> 16) & 255, (n >>> 24) & 255]));
+    put(written + 4, bytes);
+    atomicStore(cursors, 0, written + 4 + n);
+    return true;
+  }
+
+  // ---- console: the channel, or batched when it is full ---------------------
   function describe(v, depth, seen) {
     if (typeof v === 'string') return v;
     if (typeof v === 'bigint') return `${v}n`;
@@ -120,7 +175,12 @@
     consoleBytes += message.length;
     if (consoleBytes > CONSOLE_CAP) message = '[console output over 8 MB: the rest of it is dropped]';
     if (message.length > LINE_CAP) message = message.slice(0, LINE_CAP) + ` … [${message.length} chars]`;
-    logBuffer.push([level, message, elapsed()]);
+    const line = [level, message, elapsed()];
+    if (toChannel(stringify(line))) {
+      if (live) wake();  // watched live: the worker reads the line now
+      return;
+    }
+    logBuffer.push(line);
     if (now() - lastFlush >= 25) flush();
     else if (!flushQueued) { flushQueued = true; later(1, flush); }
   }
@@ -381,6 +441,7 @@
 
   function install(s) {
     spec = s;
+    live = !!s.live;
     runStart = lastFlush = now();
     signKeyB64 = String(s.signKey || '');
     delete s.signKey;
