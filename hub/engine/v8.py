@@ -42,6 +42,7 @@ class Racer:
     def __init__(self) -> None:
         self._mr = MiniRacer()
         self._notifier: contextlib.ExitStack | None = None
+        self._global: Any = None
 
     def install_notifier(self, global_name: str, handler: Callable[[str], None],
                          with_args: bool = True) -> None:
@@ -61,8 +62,9 @@ class Racer:
         if self._notifier is None:
             self._notifier = contextlib.ExitStack()
         func = self._notifier.enter_context(ctx._register_js_notification(on_note))
-        global_object: Any = self._mr.eval("globalThis")
-        global_object[global_name] = func
+        if self._global is None:
+            self._global = self._mr.eval("globalThis")
+        self._global[global_name] = func
 
     def eval(self, code: str) -> Any:
         return self._mr.eval(code)
@@ -79,6 +81,7 @@ class Racer:
         return bool(self._mr.was_hard_memory_limit_reached())
 
     def close(self) -> None:
+        self._global = None
         if self._notifier is not None:
             self._notifier.close()
             self._notifier = None

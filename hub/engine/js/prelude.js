@@ -73,7 +73,7 @@
   // JS writes frames [length:u32][UTF-8 JSON]; the worker reads them with its own
   // cursor, without needing the isolate, so lines logged just before a busy loop
   // still reach it. cursors[0] = bytes written, cursors[1] = bytes read (worker).
-  const CHANNEL_BYTES = 256 * 1024;
+  const CHANNEL_BYTES = 64 * 1024;
   const channelMemory = new SAB(16 + CHANNEL_BYTES);
   const cursors = new Int32(channelMemory, 0, 2);
   const ring = new Uint8Array(channelMemory, 16);
