@@ -13,6 +13,8 @@ PORT ?= 8700
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c "import venv, ensurepip" 2>/dev/null || \
+		{ apt-get update -qq && apt-get install -y -qq python3-venv; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
