@@ -8,7 +8,6 @@ the data, or a single failure line.
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
@@ -76,9 +75,7 @@ def refusal(err: WebJobsError, method: str, path: str, stream: bool = False) -> 
 
 
 def result_bytes(result: RunResult) -> bytes:
-    if result.meta.get("encoding") == "base64":
-        return base64.b64decode(result.body)
-    return result.body
+    return result.body  # binary bodies were decoded by the worker
 
 
 def _job_headers(result: RunResult) -> dict[str, str]:

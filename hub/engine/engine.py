@@ -111,15 +111,18 @@ class _ActiveRun:
 
     # -- host calls ---------------------------------------------------------------
     async def _answer(self, call: dict[str, Any]) -> None:
+        if call.get("run") != self.req.job_id or self.finished.done():
+            return
         op = str(call.get("op"))
         try:
             if self.bridge is None:
                 raise JobFailed(f"'{op}' is not available to jobs on this hub")
-            value = await self.bridge.call(op, call.get("args"), self.req)
-            self.worker.send({"op": "reply", "id": call.get("id"), "ok": True, "value": value})
+            ok, value = True, await self.bridge.call(op, call.get("args"), self.req)
         except JobError as exc:
-            self.worker.send({"op": "reply", "id": call.get("id"), "ok": False,
-                              "value": {"message": exc.message, "code": exc.code}})
+            ok, value = False, {"message": exc.message, "code": exc.code}
+        if not self.finished.done():  # an answer after the run ended goes nowhere
+            self.worker.send({"op": "reply", "run": self.req.job_id, "id": call.get("id"),
+                              "ok": ok, "value": value})
 
     # -- limits -------------------------------------------------------------------
     def stop(self, reason: JobError) -> None:
@@ -153,7 +156,8 @@ class _ActiveRun:
 
     async def execute(self) -> RunResult:
         self.worker.owner = self
-        self.worker.send({"op": "run", "source": self.req.source, "spec": self._spec(),
+        self.worker.send({"op": "run", "run": self.req.job_id, "source": self.req.source,
+                          "spec": self._spec(),
                           "memoryMb": self.req.limits.memory_mb,
                           "live": self.req.on_log is not None})
         watchdog = asyncio.ensure_future(self.supervise())

@@ -142,7 +142,10 @@ class WorkerPool:
                 env=_worker_env(), limit=protocol.MAX_LINE, start_new_session=True)
         finally:
             self._starting -= 1
-        self._all.add(WorkerProcess(proc, self._ready, self._exited))
+        worker = WorkerProcess(proc, self._ready, self._exited)
+        self._all.add(worker)
+        if self._closed:  # closed while it was starting
+            worker.kill()
 
     def _ready(self, worker: WorkerProcess) -> None:
         self._first_ready.set()
@@ -155,11 +158,12 @@ class WorkerPool:
 
     def _exited(self, worker: WorkerProcess) -> None:
         self._all.discard(worker)
+        if self._closed:
+            return
         with contextlib.suppress(ValueError):
             self._idle.remove(worker)
-        if not self._closed:
-            log.info("worker %s exited; starting a replacement", worker.pid)
-            background(self._spawn())
+        log.info("worker %s exited; starting a replacement", worker.pid)
+        background(self._spawn())
 
     async def acquire(self) -> WorkerProcess:
         while self._idle:
@@ -185,6 +189,8 @@ class WorkerPool:
 
     async def close(self) -> None:
         self._closed = True
+        while self._starting:  # a replacement still starting is killed as it arrives
+            await asyncio.sleep(0.01)
         workers = list(self._all)
         for worker in workers:
             worker.kill()

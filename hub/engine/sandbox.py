@@ -20,49 +20,23 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from hub.engine import v8
+from hub.engine import crossing, v8
 from hub.engine.background import background
+from hub.engine.channel import ConsoleChannel
 
 LogSink = Callable[[list[list[Any]]], None]
 CallSink = Callable[[dict[str, Any]], Coroutine[Any, Any, None] | None]
 
 _JS = resources.files("hub.engine") / "js"
 # One script, one eval: each eval is a ~0.2 ms round trip to the V8 thread.
-_SANDBOX = ((_JS / "polyfills.js").read_text(encoding="utf-8") + "\n;\n"
-            + (_JS / "prelude.js").read_text(encoding="utf-8"))
+_SANDBOX = "\n;\n".join((_JS / name).read_text(encoding="utf-8")
+                         for name in ("polyfills.js", "bytes.js", "prelude.js"))
 _TAKE_CHANNEL = ("(() => { const c = globalThis.__webjob_channel; "
                  "delete globalThis.__webjob_channel; return c })()")
 
 JOB_SCRIPT_PREFIX = "__webjob_host.run({spec}, async () => {{"
 _PARSE_ERROR = re.compile(r"^(?:<anonymous>|job\.js):(\d+): (.*)$")
 _MEMORY_POLL_S = 0.05
-
-
-class ConsoleChannel:
-    """Reads the prelude's console ring (see prelude.js) straight from shared
-    memory: no isolate call, so it works while the job spins."""
-
-    CAPACITY = 64 * 1024  # CHANNEL_BYTES in prelude.js
-
-    def __init__(self, memory: memoryview) -> None:
-        self.memory = memory.cast("B")
-        self.ring = self.memory[16:]
-        self.read = 0
-
-    def _take(self, at: int, size: int) -> bytes:
-        pos = at % self.CAPACITY
-        first = min(size, self.CAPACITY - pos)
-        return bytes(self.ring[pos:pos + first]) + bytes(self.ring[:size - first])
-
-    def drain(self) -> list[list[Any]]:
-        written = int.from_bytes(self.memory[0:4], "little")
-        lines = []
-        while self.read < written:
-            size = int.from_bytes(self._take(self.read, 4), "little")
-            lines.append(json.loads(self._take(self.read + 4, size)))
-            self.read += 4 + size
-        self.memory[4:8] = self.read.to_bytes(4, "little")
-        return lines
 
 
 @dataclass
@@ -89,9 +63,12 @@ class PreparedContext:
             self.done.set()
         elif kind == "L" and self.on_log is not None:
             self.forward_console()  # earlier lines first
-            self.on_log(json.loads(rest))
+            lines = crossing.log_lines(crossing.parse_json(rest))
+            if lines:
+                self.on_log(lines)
         elif kind == "C" and self.on_call is not None:
-            result = self.on_call(json.loads(rest))
+            call = crossing.bridge_call(crossing.parse_json(rest))
+            result = self.on_call(call) if call is not None else None
             if asyncio.iscoroutine(result):
                 background(result)
 
@@ -156,16 +133,10 @@ def _memory_failure(memory_mb: int) -> RawOutcome:
 
 def _parse_outcome(text: str, column_offset: int) -> RawOutcome:
     head, _, body = text.partition("\n")
-    try:
-        meta = json.loads(head)
-    except ValueError:
-        meta = None
-    if not isinstance(meta, dict):
-        return RawOutcome({"ok": False, "code": "JOB-001",
-                           "message": "The job's outcome could not be read"})
+    meta = crossing.outcome_meta(crossing.parse_json(head))
     if meta.get("line") == 1 and isinstance(meta.get("column"), int):
         meta["column"] = max(1, meta["column"] - column_offset)
-    return RawOutcome(meta, body)
+    return RawOutcome(meta, body if meta["ok"] else "")
 
 
 async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str, Any],
@@ -196,6 +167,9 @@ async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str,
             return _memory_failure(memory_mb)
         return RawOutcome({"ok": False, "code": "JOB-001", "message": v8.first_line(str(exc))})
     finally:
+        # Notes the job sent during a synchronous eval are queued on this loop:
+        # let them run before the context (and its callbacks) goes away.
+        await asyncio.sleep(0)
         prepared.forward_console()  # console lines not yet handed on, before the outcome
     return _parse_outcome(str(text), offset)
 

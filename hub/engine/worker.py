@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from hub.engine import protocol, sandbox, v8
+from hub.engine import crossing, protocol, sandbox, v8
 
 _PR_SET_PDEATHSIG = 1
 
@@ -43,6 +43,7 @@ class Worker:
     def __init__(self) -> None:
         self.prepared: sandbox.PreparedContext | None = None  # warm, waiting for a job
         self.current: sandbox.PreparedContext | None = None   # running a job
+        self.run_id: str | None = None                         # the run it belongs to
         self.tasks: set[asyncio.Task[None]] = set()
         self.checker: v8.Racer | None = None  # a bare context, only ever parses
 
@@ -54,7 +55,7 @@ class Worker:
         _send({"t": "log", "lines": lines})
 
     def on_call(self, call: dict[str, Any]) -> None:
-        _send({"t": "call", "id": call.get("id"), "op": call.get("op"), "args": call.get("args")})
+        _send({"t": "call", "run": self.run_id, **call})
 
     def start(self, msg: dict[str, Any]) -> None:
         task = asyncio.ensure_future(self.run(msg))
@@ -64,14 +65,20 @@ class Worker:
     async def run(self, msg: dict[str, Any]) -> None:
         context, self.prepared = self.prepared, None
         assert context is not None, "a run arrived before the worker was ready"
-        self.current = context
+        self.current, self.run_id = context, str(msg.get("run"))
         context.on_log, context.on_call = self.on_log, self.on_call
         cpu0 = time.process_time()
         outcome = await sandbox.run_in_context(
             context, msg["source"], msg["spec"], int(msg["memoryMb"]), bool(msg.get("live")))
         cpu_ms = int((time.process_time() - cpu0) * 1000)
-        self.current = None
-        body = outcome.body.encode("utf-8")
+        self.current = self.run_id = None
+        body = crossing.body_bytes(outcome.meta, outcome.body)
+        if body is None:
+            outcome.meta = {"ok": False, "code": "JOB-001", "logs": outcome.meta.get("logs", []),
+                            "message": "The job's file body is not valid base64"}
+            body = b""
+        elif outcome.meta.get("ok"):
+            outcome.meta["encoding"] = "binary"  # decoded here; raw bytes follow the line
         _send({"t": "done", "meta": outcome.meta, "len": len(body), "cpuMs": cpu_ms}, body)
         context.close()  # ~1 ms: after the answer, not before it
         await self.warm()
@@ -82,8 +89,10 @@ class Worker:
         _send({"t": "checked", **sandbox.check_syntax(self.checker, str(msg["source"]))})
 
     async def reply(self, msg: dict[str, Any]) -> None:
-        if self.current is not None:
-            await sandbox.reply_to_call(self.current, int(msg["id"]), bool(msg["ok"]),
+        # Only the run that asked gets the answer: call ids restart in every context.
+        ours = msg.get("run") == self.run_id and type(msg.get("id")) is int
+        if self.current is not None and ours:
+            await sandbox.reply_to_call(self.current, msg["id"], bool(msg.get("ok")),
                                         msg.get("value"))
 
 

@@ -35,10 +35,18 @@ def test_response_builders(engine: EngineHarness, source: str, rtype: str, fmt: 
     assert (meta["type"], meta["format"], meta["status"]) == (rtype, fmt, status)
 
 
-def test_binary_responses_travel_as_base64(engine: EngineHarness) -> None:
+def test_binary_responses_arrive_as_bytes(engine: EngineHarness) -> None:
     result = engine.run('return response.file(new Uint8Array([0, 255, 7]), "x.bin", "image/png")')
-    assert result.meta["encoding"] == "base64" and result.meta["filename"] == "x.bin"
-    assert result.body == b"AP8H"
+    assert result.meta["encoding"] == "binary" and result.meta["filename"] == "x.bin"
+    assert result.body == bytes([0, 255, 7])
+    given = engine.run('return response.pdf("JVBERi0=", "r.pdf")')
+    assert given.body == b"%PDF-"
+
+
+def test_a_body_that_is_not_base64_is_a_clear_failure(engine: EngineHarness) -> None:
+    result = engine.run('return response.pdf("not base64!!", "r.pdf")')
+    assert result.error is not None and result.error.code == "JOB-001"
+    assert "base64" in result.error.message
 
 
 def test_no_return_is_job_004(engine: EngineHarness) -> None:

@@ -1,71 +1,93 @@
 // Web APIs that a bare V8 context lacks, evaluated once at the start of every fresh
-// context (before prelude.js). Compact and dependency-free: TextEncoder/TextDecoder,
-// atob/btoa, Buffer (the commonly used part of Node's), URL/URLSearchParams (WHATWG,
-// without IDNA mapping tables), structuredClone, EventTarget/Event, AbortController/
-// AbortSignal and DOMException. Intrinsics are captured at load time so that a job
-// overwriting e.g. String.prototype.charCodeAt or Array.prototype.push does not
-// break these for itself. Everything is installed as non-enumerable, writable,
-// configurable globals; nothing else leaks.
+// context (before prelude.js): TextEncoder/TextDecoder, atob/btoa, Buffer (the
+// commonly used part of Node's), URL/URLSearchParams (WHATWG, no IDNA tables),
+// structuredClone, Event/EventTarget, AbortController/AbortSignal, DOMException.
+//
+// Cost design: V8 spends ~5 µs per function just to pre-parse it (and scanning a
+// template literal is 3x slower than scanning a comment), so the implementations are
+// kept as source text inside comments (the SRC.* chunks below, read back with
+// Function.prototype.toString) and compiled the first time a job uses them. What runs
+// eagerly is small: the intrinsics are captured (so a job overwriting
+// String.prototype.charCodeAt, Array.prototype.push, globalThis.Map... cannot break
+// these APIs for itself), and each global is installed as a thin shell: its
+// constructor and static methods load the chunk on first use, and its prototype has a
+// proxy as parent until then, so that looking up a member not there yet loads it too.
+// Chunk code must not contain a block comment.
 (() => {
   'use strict';
   const G = globalThis;
-  const { defineProperty, getPrototypeOf, getOwnPropertyDescriptor, keys, assign, hasOwn } = Object;
-  const { apply, ownKeys } = Reflect;
-  const { isArray } = Array;
-  const { fromCharCode } = String;
-  const { floor, min, max, trunc } = Math;
-  const FP = Function.prototype;
-  const uncurry = FP.bind.bind(FP.call);
-  const getter = (o, k) => uncurry(getOwnPropertyDescriptor(o, k).get);
-  const SP = String.prototype;
-  const cca = uncurry(SP.charCodeAt), sl = uncurry(SP.slice), sIdx = uncurry(SP.indexOf);
-  const sLast = uncurry(SP.lastIndexOf), lower = uncurry(SP.toLowerCase);
-  const wellFormed = uncurry(SP.toWellFormed), normalize = uncurry(SP.normalize);
-  const strim = uncurry(SP.trim), ssplit = uncurry(SP.split);
-  const AP = Array.prototype;
-  const join = uncurry(AP.join), splice = uncurry(AP.splice), aslice = uncurry(AP.slice);
-  const asort = uncurry(AP.sort), aIncludes = uncurry(AP.includes), aIdx = uncurry(AP.indexOf);
-  const objToStr = uncurry(Object.prototype.toString), numToStr = uncurry(Number.prototype.toString);
-  const U8 = Uint8Array, U16 = Uint16Array, AB = ArrayBuffer, DV = DataView, Map_ = Map;
-  const TAP = getPrototypeOf(U8.prototype), ABP = AB.prototype, DVP = DV.prototype;
-  const MP = Map.prototype, SetP = Set.prototype;
-  const taBuf = getter(TAP, 'buffer'), taOff = getter(TAP, 'byteOffset'), taLen = getter(TAP, 'length');
-  const taTag = getter(TAP, Symbol.toStringTag), sub = uncurry(TAP.subarray), taSet = uncurry(TAP.set);
-  const taFill = uncurry(TAP.fill), taIdx = uncurry(TAP.indexOf), taLastIdx = uncurry(TAP.lastIndexOf);
-  const taSlice = uncurry(TAP.slice), taCopyWithin = uncurry(TAP.copyWithin);
-  const dvBuf = getter(DVP, 'buffer'), dvOff = getter(DVP, 'byteOffset'), dvLen = getter(DVP, 'byteLength');
-  const abLen = getter(ABP, 'byteLength'), abSlice = uncurry(ABP.slice), { isView } = AB;
-  const abOpt = (k) => { const d = getOwnPropertyDescriptor(ABP, k); return d && uncurry(d.get || d.value); };
-  const abTransfer = abOpt('transfer'), abResizable = abOpt('resizable');
-  const abMax = abOpt('maxByteLength'), abDetached = abOpt('detached');
-  const mapGet = uncurry(MP.get), mapSet = uncurry(MP.set), mapSize = getter(MP, 'size');
-  const mapEach = uncurry(MP.forEach), setAdd = uncurry(SetP.add), setSize = getter(SetP, 'size');
-  const setEach = uncurry(SetP.forEach), dateGet = uncurry(Date.prototype.getTime);
-  const reSrc = getter(RegExp.prototype, 'source'), reFlags = getter(RegExp.prototype, 'flags');
-  const weakHas = [uncurry(WeakMap.prototype.has), uncurry(WeakSet.prototype.has)];
-  const boxes = [Number, String, Boolean, BigInt].map((C) => uncurry(C.prototype.valueOf));
-  const symVal = uncurry(Symbol.prototype.valueOf), isError = Error.isError;
-  const now = Date.now, T0 = now(), Obj = Object, Date_ = Date, RegExp_ = RegExp, Set_ = Set;
+  const { defineProperty, getPrototypeOf, setPrototypeOf, getOwnPropertyDescriptor, keys, hasOwn } = Object;
+  const { apply, construct, ownKeys, get: reflectGet, set: reflectSet } = Reflect;
+  const FP = Function.prototype, Fn = Function, uncurry = FP.bind.bind(FP.call), fnSrc = uncurry(FP.toString);
+  const SP = String.prototype, AP = Array.prototype, U8 = Uint8Array, TAP = getPrototypeOf(U8.prototype);
+  const ABP = ArrayBuffer.prototype, DVP = DataView.prototype, MP = Map.prototype, SetP = Set.prototype;
+  const sIdx = uncurry(SP.indexOf), sLast = uncurry(SP.lastIndexOf), sl = uncurry(SP.slice);
   const { iterator, toStringTag } = Symbol;
-  const ERRORS = { __proto__: null, Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError };
-  const TA = { __proto__: null };
-  for (const C of [Int8Array, U8, Uint8ClampedArray, Int16Array, U16, Int32Array, Uint32Array,
-    Float32Array, Float64Array, BigInt64Array, BigUint64Array, G.Float16Array]) if (C) TA[C.name] = C;
-
   const def = (o, k, value) => defineProperty(o, k, { value, writable: true, configurable: true });
+
+  // Everything the chunks use, captured now, as [name, value] pairs: an array literal is
+  // much cheaper to build than an object literal this size. load() makes the env object.
+  const shells = { __proto__: null }, parents = { __proto__: null };
+  const ENV = ['G', G, 'defineProperty', defineProperty, 'getPrototypeOf', getPrototypeOf,
+    'getOwnPropertyDescriptor', getOwnPropertyDescriptor, 'keys', keys, 'hasOwn', hasOwn, 'apply', apply,
+    'ownKeys', ownKeys, 'def', def, 'uncurry', uncurry, 'S', shells, 'load', load, 'iterator', iterator,
+    'toStringTag', toStringTag, 'toPrimitive', Symbol.toPrimitive, 'isArray', Array.isArray,
+    'fromCharCode', String.fromCharCode, 'floor', Math.floor, 'min', Math.min, 'max', Math.max, 'trunc', Math.trunc,
+    'now', Date.now, 'MAX_SAFE', Number.MAX_SAFE_INTEGER, 'Str', String, 'Obj', Object, 'Arr', Array, 'Err', Error,
+    'TypeErr', TypeError, 'RangeErr', RangeError,
+    'ERRORS', [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError],
+    'Map_', Map, 'Set_', Set, 'Date_', Date, 'RegExp_', RegExp, 'U8', U8, 'U16', Uint16Array, 'I8', Int8Array,
+    'AB', ArrayBuffer, 'DV', DataView, 'TAS', [Int8Array, U8, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array,
+      Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array, G.Float16Array],
+    'cca', uncurry(SP.charCodeAt), 'sl', sl, 'sIdx', sIdx, 'sLast', sLast, 'lower', uncurry(SP.toLowerCase),
+    'wellFormed', uncurry(SP.toWellFormed), 'normalize', uncurry(SP.normalize), 'strim', uncurry(SP.trim),
+    'ssplit', uncurry(SP.split), 'join', uncurry(AP.join), 'splice', uncurry(AP.splice), 'aslice', uncurry(AP.slice),
+    'asort', uncurry(AP.sort), 'aIncludes', uncurry(AP.includes), 'aIdx', uncurry(AP.indexOf),
+    'objToStr', uncurry(Object.prototype.toString), 'numToStr', uncurry(Number.prototype.toString),
+    'sub', uncurry(TAP.subarray), 'taSet', uncurry(TAP.set), 'taFill', uncurry(TAP.fill), 'taIdx', uncurry(TAP.indexOf),
+    'taLastIdx', uncurry(TAP.lastIndexOf), 'taSlice', uncurry(TAP.slice), 'taCopyWithin', uncurry(TAP.copyWithin),
+    'DVP', DVP, 'abSlice', uncurry(ABP.slice), 'isView', ArrayBuffer.isView, 'mapGet', uncurry(MP.get),
+    'mapSet', uncurry(MP.set), 'mapEach', uncurry(MP.forEach), 'setAdd', uncurry(SetP.add),
+    'setEach', uncurry(SetP.forEach), 'dateGet', uncurry(Date.prototype.getTime),
+    'weakMapHas', uncurry(WeakMap.prototype.has), 'weakSetHas', uncurry(WeakSet.prototype.has),
+    'boxes', [uncurry(Number.prototype.valueOf), uncurry(String.prototype.valueOf), uncurry(Boolean.prototype.valueOf),
+      uncurry(BigInt.prototype.valueOf)],
+    'symVal', uncurry(Symbol.prototype.valueOf), 'isError', Error.isError];
+  // accessors (and the newer ArrayBuffer members, if present), uncurried
+  for (const [name, o, k] of [['taBuf', TAP, 'buffer'], ['taOff', TAP, 'byteOffset'], ['taLen', TAP, 'length'],
+    ['taTag', TAP, toStringTag], ['dvBuf', DVP, 'buffer'], ['dvOff', DVP, 'byteOffset'], ['dvLen', DVP, 'byteLength'],
+    ['abLen', ABP, 'byteLength'], ['abTransfer', ABP, 'transfer'], ['abResizable', ABP, 'resizable'],
+    ['abMax', ABP, 'maxByteLength'], ['abDetached', ABP, 'detached'], ['mapSize', MP, 'size'], ['setSize', SetP, 'size'],
+    ['reSrc', RegExp.prototype, 'source'], ['reFlags', RegExp.prototype, 'flags']]) {
+    const d = getOwnPropertyDescriptor(o, k);
+    ENV[ENV.length] = name;
+    ENV[ENV.length] = d && uncurry(d.get || d.value);
+  }
+  let env = null;
+
+  const SRC = { __proto__: null };
+
+  // ---- base: shared helpers, DOMException, bytes and strings, TextEncoder/Decoder, atob/btoa
+  SRC.base = () => {/*'use strict';
+  const { G, def, apply, fromCharCode, min, Str, Err, TypeErr, RangeErr, U8, U16, I8, cca, sl, sIdx, lower,
+    wellFormed, strim, ssplit, aIdx, taBuf, taOff, taLen, taTag, sub, taSet, taSlice, dvBuf, dvOff, dvLen, abLen,
+    taFill, isView } = env;
   const brand = (f, v) => { try { f(v); return true; } catch { return false; } };
   const isAB = (v) => brand(abLen, v);
-  const toStr = (v) => `${v}`;
-  const usv = (v) => wellFormed(`${v}`);
-  const range = (what, v, lo, hi) => new RangeError(`The value of "${what}" is out of range. It must be >= ${lo} and <= ${hi}. Received ${v}`);
+  const toStr = (v) => { // ToString: a Symbol throws
+    if (typeof v === 'symbol') throw new TypeErr('Cannot convert a Symbol value to a string');
+    return Str(v);
+  };
+  const usv = (v) => wellFormed(toStr(v));
+  const range = (what, v, lo, hi) => new RangeErr('The value of "' + what + '" is out of range. It must be >= ' +
+    lo + ' and <= ' + hi + '. Received ' + v);
 
-  // ---- DOMException ----------------------------------------------------------
   const DOMX = ssplit(',IndexSizeError,,HierarchyRequestError,WrongDocumentError,InvalidCharacterError,,' +
     'NoModificationAllowedError,NotFoundError,NotSupportedError,InUseAttributeError,InvalidStateError,' +
     'SyntaxError,InvalidModificationError,NamespaceError,InvalidAccessError,,TypeMismatchError,' +
     'SecurityError,NetworkError,AbortError,URLMismatchError,QuotaExceededError,TimeoutError,' +
     'InvalidNodeTypeError,DataCloneError', ',');
-  class DOMException extends Error {
+  class DOMException extends Err {
     #name;
     constructor(message = '', options = 'Error') {
       const o = typeof options === 'object' && options !== null;
@@ -75,19 +97,16 @@
     get name() { return #name in this ? this.#name : 'Error'; }
     get code() { const i = #name in this && this.#name ? aIdx(DOMX, this.#name) : -1; return i > 0 ? i : 0; }
   }
-  const domErr = (msg, name) => new DOMException(msg, name);
+  const domErr = (msg, name) => new env.S.DOMException(msg, name);
 
-  // ---- bytes and strings -----------------------------------------------------
-  let rd = 0; // code units consumed by the last utf8Write
-  let rest = 0; // bytes left undecoded by the last streaming decode
-
+  const io = { rd: 0, rest: 0 }; // code units read by utf8Write; bytes left by a streaming decode
   function bytesOf(x) {
     if (isView(x)) {
       return taTag(x) !== undefined ? new U8(taBuf(x), taOff(x), taLen(x) * (x.BYTES_PER_ELEMENT || 1))
         : new U8(dvBuf(x), dvOff(x), dvLen(x));
     }
     if (isAB(x)) return new U8(x);
-    throw new TypeError('The argument must be an ArrayBuffer or an ArrayBufferView');
+    throw new TypeErr('The argument must be an ArrayBuffer or an ArrayBufferView');
   }
   // a string from code units, in chunks small enough for apply()
   function codes(a, s = 0, e = taLen(a)) {
@@ -125,11 +144,11 @@
       if (o + 3 > end) break;
       d[o++] = 0xE0 | c >> 12; d[o++] = 0x80 | c >> 6 & 63; d[o++] = 0x80 | c & 63;
     }
-    rd = i;
+    io.rd = i;
     return o - o0;
   }
   function utf8(s) { const d = new U8(utf8Len(s)); utf8Write(s, d, 0, d.length); return d; }
-  const badData = (e) => new TypeError(`The encoded data was not valid for encoding ${e}`);
+  const badData = (e) => new TypeErr('The encoded data was not valid for encoding ' + e);
   // WHATWG UTF-8 decoder: one U+FFFD per maximal invalid subpart
   function dec8(u, fatal, flush) {
     const n = u.length, o = new U16(n + 1);
@@ -158,9 +177,9 @@
         cp = need = seen = 0;
       }
     }
-    rest = 0;
+    io.rest = 0;
     if (need) {
-      if (!flush) rest = n - st;
+      if (!flush) io.rest = n - st;
       else { if (fatal) throw badData('utf-8'); o[j++] = 0xFFFD; }
     }
     return codes(o, 0, j);
@@ -179,9 +198,9 @@
       else if (c >= 0xDC00 && c <= 0xDFFF) { if (fatal) throw badData('utf-16'); o[j++] = 0xFFFD; }
       else o[j++] = c;
     }
-    rest = 0;
+    io.rest = 0;
     if (lead || i < n) {
-      if (!flush) rest = (lead ? 2 : 0) + n - i;
+      if (!flush) io.rest = (lead ? 2 : 0) + n - i;
       else { if (fatal) throw badData('utf-16'); o[j++] = 0xFFFD; }
     }
     return codes(o, 0, j);
@@ -195,10 +214,11 @@
   }
 
   // base64 / hex
-  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  const E64 = utf8(B64 + '+/'), E64U = utf8(B64 + '-_'), HEXC = utf8('0123456789abcdef');
-  const D64 = new Int8Array(128).fill(-1);
-  for (let i = 0; i < 64; i++) { D64[E64[i]] = i; D64[E64U[i]] = i; }
+  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const E64 = new U8(64), E64U = new U8(64), HEXC = new U8(16), D64 = taFill(new I8(128), -1);
+  for (let i = 0; i < 64; i++) { E64[i] = E64U[i] = cca(B64, i); D64[E64[i]] = i; }
+  E64U[62] = 45; E64U[63] = 95; D64[45] = 62; D64[95] = 63;
+  for (let i = 0; i < 16; i++) HEXC[i] = cca('0123456789abcdef', i);
   function b64enc(u, url) {
     const n = taLen(u), m = n - n % 3, E = url ? E64U : E64;
     const o = new U8(url ? (n * 4 + 2) / 3 | 0 : ((n + 2) / 3 | 0) * 4);
@@ -217,7 +237,7 @@
     }
     return codes(o);
   }
-  // bits of the base64 characters of s (ignoring others), into cnt*3/4 bytes
+  // the bits of the base64 characters of s (others skipped), as cnt*3/4 bytes
   function b64bits(s, cnt) {
     const o = new U8(cnt * 3 >> 2);
     for (let i = 0, j = 0, acc = 0, bits = 0; j < o.length; i++) {
@@ -254,17 +274,17 @@
     return i < n ? taSlice(o, 0, i) : o;
   }
 
-  // ---- TextEncoder / TextDecoder --------------------------------------------
   class TextEncoder {
     get encoding() { return 'utf-8'; }
     encode(input = '') { return utf8(toStr(input)); }
     encodeInto(src, dest) {
-      if (taTag(dest) !== 'Uint8Array') throw new TypeError('The "dest" argument must be a Uint8Array');
+      if (taTag(dest) !== 'Uint8Array') throw new TypeErr('The "dest" argument must be a Uint8Array');
       const written = utf8Write(toStr(src), dest, 0, taLen(dest));
-      return { read: rd, written };
+      return { read: io.rd, written };
     }
   }
   const LABELS = {
+    __proto__: null,
     'utf-8': ' unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8 ',
     'utf-16le': ' csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le ',
     'utf-16be': ' unicodefffe utf-16be ',
@@ -275,8 +295,8 @@
     #enc; #fatal; #ignoreBOM; #pend = null; #bom = false;
     constructor(label = 'utf-8', options = undefined) {
       const l = lower(strim(toStr(label)));
-      for (const k in LABELS) if (sIdx(l, ' ') < 0 && sIdx(LABELS[k], ` ${l} `) >= 0) this.#enc = k;
-      if (!this.#enc) throw new RangeError(`The encoding label provided ('${label}') is invalid.`);
+      for (const k in LABELS) if (sIdx(l, ' ') < 0 && sIdx(LABELS[k], ' ' + l + ' ') >= 0) this.#enc = k;
+      if (!this.#enc) throw new RangeErr('The encoding label provided (\'' + label + '\') is invalid.');
       this.#fatal = !!(options && options.fatal);
       this.#ignoreBOM = !!(options && options.ignoreBOM);
     }
@@ -289,50 +309,58 @@
       if (this.#pend) { const p = this.#pend, c = new U8(p.length + u.length); taSet(c, p); taSet(c, u, p.length); u = c; }
       let s;
       try {
-        s = e === 'utf-8' ? dec8(u, this.#fatal, !stream)
-          : e === 'windows-1252' ? (rest = 0, dec1252(u)) : dec16(u, this.#fatal, !stream, e === 'utf-16be');
+        if (e === 'utf-8') s = dec8(u, this.#fatal, !stream);
+        else if (e === 'windows-1252') { io.rest = 0; s = dec1252(u); }
+        else s = dec16(u, this.#fatal, !stream, e === 'utf-16be');
       } catch (err) {
         this.#pend = null; this.#bom = false;
         throw err;
       }
-      this.#pend = rest ? taSlice(u, u.length - rest) : null;
+      this.#pend = io.rest ? taSlice(u, u.length - io.rest) : null;
       if (!this.#ignoreBOM && !this.#bom && s.length) { this.#bom = true; if (cca(s, 0) === 0xFEFF) s = sl(s, 1); }
       if (!stream) { this.#bom = false; this.#pend = null; }
       return s;
     }
   }
 
-  // ---- atob / btoa -----------------------------------------------------------
-  const { atob, btoa } = {
-    atob(data) {
-      if (!arguments.length) throw new TypeError("Failed to execute 'atob': 1 argument required");
-      const s = toStr(data), n = s.length;
-      let cnt = 0, pad = 0;
-      for (let i = 0; i < n; i++) {
-        const c = cca(s, i);
-        if (c === 32 || c === 9 || c === 10 || c === 12 || c === 13) continue;
-        if (c === 61) { pad++; continue; }
-        if (pad || c > 127 || D64[c] < 0 || c === 45 || c === 95) cnt = -1e9;
-        cnt++;
-      }
-      if (cnt < 0 || cnt % 4 === 1 || (pad && (pad > 2 || (cnt + pad) % 4))) {
-        throw domErr('The string to be decoded is not correctly encoded.', 'InvalidCharacterError');
-      }
-      return codes(b64bits(s, cnt));
-    },
-    btoa(data) {
-      if (!arguments.length) throw new TypeError("Failed to execute 'btoa': 1 argument required");
-      const s = toStr(data), n = s.length, u = new U8(n);
-      for (let i = 0; i < n; i++) {
-        const c = cca(s, i);
-        if (c > 255) throw domErr('The string to be encoded contains characters outside of the Latin1 range.', 'InvalidCharacterError');
-        u[i] = c;
-      }
-      return b64enc(u, false);
-    },
-  };
+  function atob(data) {
+    if (!arguments.length) throw new TypeErr('Failed to execute \'atob\': 1 argument required');
+    const s = toStr(data), n = s.length;
+    let cnt = 0, pad = 0;
+    for (let i = 0; i < n; i++) {
+      const c = cca(s, i);
+      if (c === 32 || c === 9 || c === 10 || c === 12 || c === 13) continue;
+      if (c === 61) { pad++; continue; }
+      if (pad || c > 127 || D64[c] < 0 || c === 45 || c === 95) cnt = -1e9;
+      cnt++;
+    }
+    if (cnt < 0 || cnt % 4 === 1 || (pad && (pad > 2 || (cnt + pad) % 4))) {
+      throw domErr('The string to be decoded is not correctly encoded.', 'InvalidCharacterError');
+    }
+    return codes(b64bits(s, cnt));
+  }
+  function btoa(data) {
+    if (!arguments.length) throw new TypeErr('Failed to execute \'btoa\': 1 argument required');
+    const s = toStr(data), n = s.length, u = new U8(n);
+    for (let i = 0; i < n; i++) {
+      const c = cca(s, i);
+      if (c > 255) throw domErr('The string to be encoded contains characters outside of the Latin1 range.', 'InvalidCharacterError');
+      u[i] = c;
+    }
+    return b64enc(u, false);
+  }
+  return { brand, isAB, toStr, usv, range, domErr, io, bytesOf, codes, utf8Len, utf8Write, utf8, dec8, b64enc,
+    b64bits, b64count, hexEnc, hexDec, hexVal, DOMException, TextEncoder, TextDecoder, atob, btoa };
+*/};
 
-  // ---- Buffer ----------------------------------------------------------------
+  // ---- Buffer ----------------------------------------------------------------------
+  SRC.buffer = () => {/*'use strict';
+  const { def, isArray, floor, min, max, trunc, toPrimitive, iterator, U8, U16, DV, DVP, TypeErr, RangeErr, cca, sl,
+    sIdx, lower, uncurry, taBuf, taOff, taLen, taTag, sub, taSet, taFill, taIdx, taLastIdx, taSlice, taCopyWithin,
+    abLen, isView, keys } = env;
+  const { Buffer } = env.S;
+  const { isAB, toStr, range, bytesOf, codes, utf8Len, utf8Write, utf8, dec8, b64enc, b64bits, b64count, hexEnc,
+    hexDec } = env.load('base');
   function normEnc(e, soft) {
     if (e === undefined || e === null) return 'utf8';
     switch (lower(toStr(e))) {
@@ -345,7 +373,7 @@
       case 'ucs2': case 'ucs-2': case 'utf16le': case 'utf-16le': return 'utf16le';
     }
     if (soft) return undefined;
-    throw new TypeError(`Unknown encoding: ${e}`);
+    throw new TypeErr('Unknown encoding: ' + toStr(e));
   }
   function encode(s, e) {
     switch (e) {
@@ -374,7 +402,7 @@
   }
   const isU8 = (v) => isView(v) && taTag(v) === 'Uint8Array';
   const needU8 = (v, name) => {
-    if (!isU8(v)) throw new TypeError(`The "${name}" argument must be an instance of Buffer or Uint8Array.`);
+    if (!isU8(v)) throw new TypeErr('The "' + name + '" argument must be an instance of Buffer or Uint8Array.');
   };
   const int = (v, d) => v === undefined ? d : (v = trunc(+v)) === v ? v : 0;
   function cmp(a, as, ae, b, bs, be) {
@@ -383,13 +411,13 @@
     return la < lb ? -1 : la > lb ? 1 : 0;
   }
   function chkSize(n) {
-    if (typeof n !== 'number') throw new TypeError(`The "size" argument must be of type number. Received type ${typeof n}`);
+    if (typeof n !== 'number') throw new TypeErr('The "size" argument must be of type number. Received type ' + typeof n);
     if (!(n >= 0 && n <= 2 ** 32)) throw range('size', n, 0, 2 ** 32);
   }
   function fillB(b, v, off, end, en) {
     if (typeof v === 'number' || typeof v === 'boolean') return taFill(b, +v & 255, off, end);
     const p = typeof v === 'string' ? encode(v, normEnc(en)) : isView(v) ? bytesOf(v) : null;
-    if (!p) throw new TypeError('The "value" argument must be of type number, string or Uint8Array');
+    if (!p) throw new TypeErr('The "value" argument must be of type number, string or Uint8Array');
     const len = end - off;
     if (!p.length || len <= 0) return len > 0 && taFill(b, 0, off, end);
     let done = min(p.length, len);
@@ -406,7 +434,7 @@
       return off < 0 ? -1 : taLastIdx(b, v & 255, off);
     }
     const p = typeof v === 'string' ? encode(v, normEnc(en)) : isView(v) ? bytesOf(v) : null;
-    if (!p) throw new TypeError('The "value" argument must be of type number, string or Uint8Array');
+    if (!p) throw new TypeErr('The "value" argument must be of type number, string or Uint8Array');
     const m = p.length;
     if (!m) return fwd ? min(max(off, 0), n) : min(off, n);
     const first = p[0];
@@ -423,9 +451,9 @@
   const view = (b) => new DV(taBuf(b), taOff(b), taLen(b));
   function chkOff(b, o, size) {
     if (o === undefined) return 0;
-    if (typeof o !== 'number') throw new TypeError(`The "offset" argument must be of type number. Received type ${typeof o}`);
+    if (typeof o !== 'number') throw new TypeErr('The "offset" argument must be of type number. Received type ' + typeof o);
     const hi = taLen(b) - size;
-    if (hi < 0) throw new RangeError('Attempt to access memory outside buffer bounds');
+    if (hi < 0) throw new RangeErr('Attempt to access memory outside buffer bounds');
     if (o !== trunc(o) || o < 0 || o > hi) throw range('offset', o, 0, hi);
     return o;
   }
@@ -435,24 +463,24 @@
   }
   const chkLen = (n) => { if (n !== (n | 0) || n < 1 || n > 6) throw range('byteLength', n, 1, 6); };
 
-  class Buffer extends U8 {
+  class BufferImpl {
     static from(v, a, b) {
       if (typeof v === 'string') return asBuf(encode(v, normEnc(a)));
       if (typeof v === 'object' && v !== null) {
         if (isAB(v)) {
           const n = abLen(v), off = int(a, 0), len = int(b, n - off);
-          if (off < 0 || off > n) throw new RangeError('"offset" is outside of buffer bounds');
-          if (len < 0 || off + len > n) throw new RangeError('"length" is outside of buffer bounds');
+          if (off < 0 || off > n) throw new RangeErr('"offset" is outside of buffer bounds');
+          if (len < 0 || off + len > n) throw new RangeErr('"length" is outside of buffer bounds');
           return new Buffer(v, off, len);
         }
         if (isView(v)) return taTag(v) === undefined ? asBuf(taSlice(bytesOf(v))) : new Buffer(v);
         const p = v.valueOf();
-        if (p !== v && p !== null && p !== undefined) return Buffer.from(p, a, b);
+        if (p !== v && p !== null && p !== undefined) return BufferImpl.from(p, a, b);
         if (v.type === 'Buffer' && isArray(v.data)) return new Buffer(v.data);
         if (v.length !== undefined || typeof v[iterator] === 'function') return new Buffer(v);
-        if (typeof v[Symbol.toPrimitive] === 'function') return Buffer.from(v[Symbol.toPrimitive]('string'), a, b);
+        if (typeof v[toPrimitive] === 'function') return BufferImpl.from(v[toPrimitive]('string'), a, b);
       }
-      throw new TypeError('The first argument must be of type string or an instance of Buffer, ArrayBuffer, or Array or an Array-like Object.');
+      throw new TypeErr('The first argument must be of type string or an instance of Buffer, ArrayBuffer, or Array or an Array-like Object.');
     }
     static alloc(n, fill, en) {
       chkSize(n);
@@ -465,7 +493,7 @@
     static byteLength(s, en) {
       if (typeof s !== 'string') {
         if (isView(s) || isAB(s)) return taLen(bytesOf(s));
-        throw new TypeError('The "string" argument must be of type string or an instance of Buffer or ArrayBuffer.');
+        throw new TypeErr('The "string" argument must be of type string or an instance of Buffer or ArrayBuffer.');
       }
       switch (normEnc(en)) {
         case 'utf8': return utf8Len(s);
@@ -476,16 +504,16 @@
       return s.length;
     }
     static concat(list, total) {
-      if (!isArray(list)) throw new TypeError('The "list" argument must be an instance of Array.');
+      if (!isArray(list)) throw new TypeErr('The "list" argument must be an instance of Array.');
       const n = list.length;
       if (total === undefined) {
         total = 0;
-        for (let i = 0; i < n; i++) { needU8(list[i], `list[${i}]`); total += taLen(list[i]); }
+        for (let i = 0; i < n; i++) { needU8(list[i], 'list[' + i + ']'); total += taLen(list[i]); }
       }
       const out = new Buffer(total = max(0, int(total, 0)));
       for (let i = 0, pos = 0; i < n && pos < total; i++) {
         const x = list[i];
-        needU8(x, `list[${i}]`);
+        needU8(x, 'list[' + i + ']');
         const len = min(taLen(x), total - pos);
         taSet(out, len < taLen(x) ? sub(x, 0, len) : x, pos);
         pos += len;
@@ -502,9 +530,8 @@
       if (e <= s) return '';
       return decode(s || e < n ? sub(this, s, e) : this, normEnc(en));
     }
-    toLocaleString(en, s, e) { return this.toString(en, s, e); }
     toJSON() {
-      const n = taLen(this), data = new Array(n);
+      const n = taLen(this), data = new env.Arr(n);
       for (let i = 0; i < n; i++) data[i] = this[i];
       return { type: 'Buffer', data };
     }
@@ -513,12 +540,12 @@
       needU8(t, 'target');
       const tn = taLen(t), n = taLen(this);
       ts = int(ts, 0); te = int(te, tn); ss = int(ss, 0); se = int(se, n);
-      if (ts < 0 || te > tn || ss < 0 || se > n) throw new RangeError('Out of range index');
+      if (ts < 0 || te > tn || ss < 0 || se > n) throw new RangeErr('Out of range index');
       return cmp(this, ss, max(ss, se), t, ts, max(ts, te));
     }
     slice(s, e) { return sub(this, s, e); }
     write(str, off, len, en) {
-      if (typeof str !== 'string') throw new TypeError('The "string" argument must be of type string.');
+      if (typeof str !== 'string') throw new TypeErr('The "string" argument must be of type string.');
       const n = taLen(this);
       if (typeof off === 'string') { en = off; off = 0; len = n; }
       else {
@@ -558,65 +585,76 @@
       return len;
     }
   }
-  {
-    const P = Buffer.prototype;
-    const put = (name, f) => {
-      def(P, name, f);
-      if (sIdx(name, 'UInt') >= 0) def(P, `${sl(name, 0, sIdx(name, 'UInt'))}Uint${sl(name, sIdx(name, 'UInt') + 4)}`, f);
-    };
-    for (const [nm, size, t, signed] of [['UInt8', 1, 'Uint8', 0], ['UInt16', 2, 'Uint16', 0], ['UInt32', 4, 'Uint32', 0],
-      ['Int8', 1, 'Int8', 1], ['Int16', 2, 'Int16', 1], ['Int32', 4, 'Int32', 1], ['Float', 4, 'Float32'],
-      ['Double', 8, 'Float64'], ['BigUInt64', 8, 'BigUint64'], ['BigInt64', 8, 'BigInt64']]) {
-      const get = uncurry(DVP[`get${t}`]), set = uncurry(DVP[`set${t}`]), checked = signed !== undefined;
-      for (const e of size > 1 ? ['LE', 'BE'] : ['']) {
-        const le = e === 'LE', r = `read${nm}${e}`, w = `write${nm}${e}`;
-        const m = {
-          [r](o) { return get(view(this), chkOff(this, o, size), le); },
-          [w](v, o) {
-            o = chkOff(this, o, size);
-            if (checked) chkInt(v = +v, size, signed);
-            set(view(this), o, v, le);
-            return o + size;
-          },
-        };
-        put(r, m[r]); put(w, m[w]);
-      }
-    }
-    for (const le of [true, false]) {
-      const e = le ? 'LE' : 'BE', at = (o, i, n) => o + (le ? i : n - 1 - i);
-      const readU = (b, o, n) => {
-        chkLen(n); o = chkOff(b, o, n);
-        let v = 0;
-        for (let i = n - 1; i >= 0; i--) v = v * 256 + b[at(o, i, n)];
-        return v;
-      };
-      const writeU = (b, v, o, n, signed) => {
-        chkLen(n); o = chkOff(b, o, n); chkInt(v = +v, n, signed);
-        if (v < 0) v += 2 ** (8 * n);
-        for (let i = 0; i < n; i++, v = floor(v / 256)) b[at(o, i, n)] = v % 256;
-        return o + n;
-      };
+  const P = BufferImpl.prototype;
+  def(P, 'toLocaleString', P.toString);
+  // the fixed-size readers/writers: [name, bytes, DataView type, signed (ints only)]
+  const BUF_TYPES = [['UInt8', 1, 'Uint8', 0], ['UInt16', 2, 'Uint16', 0], ['UInt32', 4, 'Uint32', 0],
+    ['Int8', 1, 'Int8', 1], ['Int16', 2, 'Int16', 1], ['Int32', 4, 'Int32', 1], ['Float', 4, 'Float32'],
+    ['Double', 8, 'Float64'], ['BigUInt64', 8, 'BigUint64'], ['BigInt64', 8, 'BigInt64']];
+  const put = (name, f) => {
+    def(P, name, f);
+    const i = sIdx(name, 'UInt');
+    if (i >= 0) def(P, sl(name, 0, i) + 'Uint' + sl(name, i + 4), f);
+  };
+  for (let t = 0; t < BUF_TYPES.length; t++) {
+    const nm = BUF_TYPES[t][0], size = BUF_TYPES[t][1], signed = BUF_TYPES[t][3], checked = signed !== undefined;
+    const get = uncurry(DVP['get' + BUF_TYPES[t][2]]), set = uncurry(DVP['set' + BUF_TYPES[t][2]]);
+    for (let k = size > 1 ? 0 : 2; k < 3; k++) {
+      const e = k === 0 ? 'LE' : k === 1 ? 'BE' : '', le = k === 0, r = 'read' + nm + e, w = 'write' + nm + e;
       const m = {
-        [`readUInt${e}`](o, n) { return readU(this, o, n); },
-        [`readInt${e}`](o, n) { const v = readU(this, o, n); return v >= 2 ** (8 * n - 1) ? v - 2 ** (8 * n) : v; },
-        [`writeUInt${e}`](v, o, n) { return writeU(this, v, o, n, false); },
-        [`writeInt${e}`](v, o, n) { return writeU(this, v, o, n, true); },
+        [r](o) { return get(view(this), chkOff(this, o, size), le); },
+        [w](v, o) {
+          o = chkOff(this, o, size);
+          if (checked) chkInt(v = +v, size, signed);
+          set(view(this), o, v, le);
+          return o + size;
+        },
       };
-      for (const k of keys(m)) put(k, m[k]);
+      put(r, m[r]); put(w, m[w]);
     }
   }
+  for (let k = 0; k < 2; k++) {
+    const le = k === 0, e = le ? 'LE' : 'BE', at = (o, i, n) => o + (le ? i : n - 1 - i);
+    const readU = (b, o, n) => {
+      chkLen(n); o = chkOff(b, o, n);
+      let v = 0;
+      for (let i = n - 1; i >= 0; i--) v = v * 256 + b[at(o, i, n)];
+      return v;
+    };
+    const writeU = (b, v, o, n, signed) => {
+      chkLen(n); o = chkOff(b, o, n); chkInt(v = +v, n, signed);
+      if (v < 0) v += 2 ** (8 * n);
+      for (let i = 0; i < n; i++, v = floor(v / 256)) b[at(o, i, n)] = v % 256;
+      return o + n;
+    };
+    const m = {
+      ['readUInt' + e](o, n) { return readU(this, o, n); },
+      ['readInt' + e](o, n) { const v = readU(this, o, n); return v >= 2 ** (8 * n - 1) ? v - 2 ** (8 * n) : v; },
+      ['writeUInt' + e](v, o, n) { return writeU(this, v, o, n, false); },
+      ['writeInt' + e](v, o, n) { return writeU(this, v, o, n, true); },
+    };
+    const ks = keys(m);
+    for (let i = 0; i < ks.length; i++) put(ks[i], m[ks[i]]);
+  }
+  return { Buffer: BufferImpl };
+*/};
 
-  // ---- URL -------------------------------------------------------------------
+  // ---- URL and URLSearchParams ---------------------------------------------------
+  SRC.url = () => {/*'use strict';
+  const { getOwnPropertyDescriptor, ownKeys, def, apply, fromCharCode, floor, min, iterator, TypeErr, U8, U16, cca,
+    sl, sIdx, sLast, lower, normalize, ssplit, join, splice, aslice, asort, numToStr, sub } = env;
+  const { URL: URLShell, URLSearchParams: USPShell } = env.S;
+  const { usv, utf8, dec8, hexVal } = env.load('base');
   // percent-encode sets as bits; the C0 control set (controls, DEL, non-ASCII) is implied
   const FRAG = 1, QUERY = 2, SQUERY = 4, PATH = 8, USER = 16, FORM = 64, FHOST = 128;
   const T = new U16(128);
   {
-    const q = ' "#<>', p = `${q}?^\`{}`, u = `${p}/:;=@[\\]|`, c = `${u}$%&+,`;
-    const sets = [' "<>`', q, `${q}'`, p, u, c, `${c}!'()~`, '\0\t\n\r #/:<>?@[\\]^|'];
+    const q = ' "#<>', p = q + '?^\x60{}', u = p + '/:;=@[\\]|', c = u + '$%&+,';
+    const sets = [' "<>\x60', q, q + '\'', p, u, c, c + '!\'()~', '\0\t\n\r #/:<>?@[\\]^|'];
     for (let b = 0; b < sets.length; b++) for (let i = 0; i < sets[b].length; i++) T[cca(sets[b], i)] |= 1 << b;
   }
   const HEXU = '0123456789ABCDEF';
-  const pct = (b) => `%${HEXU[b >> 4]}${HEXU[b & 15]}`;
+  const pct = (b) => '%' + HEXU[b >> 4] + HEXU[b & 15];
   function pe(s, m, plus) {
     const n = s.length;
     let out = '', st = 0;
@@ -646,7 +684,7 @@
     let j = 0;
     for (let i = 0; i < n; i++) {
       const b = u[i];
-      if (b === 37 && i + 2 < n + 0 && hexVal(u[i + 1]) >= 0 && hexVal(u[i + 2]) >= 0) {
+      if (b === 37 && i + 2 < n && hexVal(u[i + 1]) >= 0 && hexVal(u[i + 2]) >= 0) {
         o[j++] = hexVal(u[i + 1]) << 4 | hexVal(u[i + 2]); i += 2;
       } else o[j++] = b;
     }
@@ -759,7 +797,7 @@
       if (i === best) { out += i ? ':' : '::'; i += bl - 1; continue; }
       out += numToStr(a[i], 16) + (i < 7 ? ':' : '');
     }
-    return `[${out}]`;
+    return '[' + out + ']';
   }
   function punycode(label) { // RFC 3492 encode of one label
     const cps = [];
@@ -770,16 +808,16 @@
     }
     const digit = (d) => fromCharCode(d < 26 ? 97 + d : 22 + d);
     let out = '', n = 128, delta = 0, bias = 72, h = 0;
-    for (const cp of cps) if (cp < 128) { out += fromCharCode(cp); h++; }
+    for (let i = 0; i < cps.length; i++) if (cps[i] < 128) { out += fromCharCode(cps[i]); h++; }
     const b = h;
     if (b) out += '-';
     while (h < cps.length) {
       let m = Infinity;
-      for (const cp of cps) if (cp >= n && cp < m) m = cp;
+      for (let i = 0; i < cps.length; i++) if (cps[i] >= n && cps[i] < m) m = cps[i];
       delta += (m - n) * (h + 1); n = m;
-      for (const cp of cps) {
-        if (cp < n) delta++;
-        if (cp !== n) continue;
+      for (let i = 0; i < cps.length; i++) {
+        if (cps[i] < n) delta++;
+        if (cps[i] !== n) continue;
         let q = delta;
         for (let k = 36; ; k += 36) {
           const t = k <= bias ? 1 : k >= bias + 26 ? 26 : k - bias;
@@ -796,7 +834,7 @@
       }
       delta++; n++;
     }
-    return `xn--${out}`;
+    return 'xn--' + out;
   }
   function parseHost(s, opaque) {
     if (cca(s, 0) === 91) return cca(s, s.length - 1) === 93 ? ipv6(sl(s, 1, -1)) : null;
@@ -841,7 +879,7 @@
       if (l === '..' || l === '.%2e' || l === '%2e.' || l === '%2e%2e') { shorten(r); if (c < 0) a[a.length] = ''; }
       else if (l === '.' || l === '%2e') { if (c < 0) a[a.length] = ''; }
       else {
-        if (r.s === 'file' && !a.length && isDrive(seg)) seg = `${sl(seg, 0, 1)}:`;
+        if (r.s === 'file' && !a.length && isDrive(seg)) seg = sl(seg, 0, 1) + ':';
         a[a.length] = seg;
       }
     }
@@ -892,7 +930,7 @@
   }
   function authority(s, r, sp) {
     let e = 0;
-    for (const n = s.length; e < n; e++) { const c = cca(s, e); if (c === 63 || c === 35 || isSlash(c, true) && (c === 47 || sp)) break; }
+    for (const n = s.length; e < n; e++) { const c = cca(s, e); if (c === 63 || c === 35 || isSlash(c, sp)) break; }
     const au = sl(s, 0, e), at = sLast(au, '@');
     let hp = au;
     if (at >= 0) {
@@ -974,20 +1012,25 @@
     r.a = pe(qf(rest, r), 0); // opaque path
     return r;
   }
-  const pathname = (r) => typeof r.a === 'string' ? r.a : r.a.length ? `/${join(r.a, '/')}` : '';
+  const pathname = (r) => typeof r.a === 'string' ? r.a : r.a.length ? '/' + join(r.a, '/') : '';
+  const portSuffix = (r) => r.o !== null ? ':' + r.o : '';
   function href(r) {
-    let out = `${r.s}:`;
+    let out = r.s + ':';
     if (r.h !== null) {
       out += '//';
-      if (r.u !== '' || r.p !== '') out += `${r.u}${r.p !== '' ? `:${r.p}` : ''}@`;
-      out += r.h + (r.o !== null ? `:${r.o}` : '');
+      if (r.u !== '' || r.p !== '') out += r.u + (r.p !== '' ? ':' + r.p : '') + '@';
+      out += r.h + portSuffix(r);
     } else if (typeof r.a !== 'string' && r.a.length > 1 && r.a[0] === '') out += '/.';
     out += pathname(r);
-    if (r.q !== null) out += `?${r.q}`;
-    if (r.f !== null) out += `#${r.f}`;
+    if (r.q !== null) out += '?' + r.q;
+    if (r.f !== null) out += '#' + r.f;
     return out;
   }
-  const invalidURL = (input) => { const e = new TypeError('Invalid URL'); e.code = 'ERR_INVALID_URL'; e.input = input; return e; };
+  const invalidURL = (input) => {
+    const e = new TypeErr('Invalid URL');
+    e.code = 'ERR_INVALID_URL'; e.input = input;
+    return e;
+  };
   function parseArgs(url, base) {
     url = usv(url);
     let b = null;
@@ -995,39 +1038,40 @@
     return [parse(url, b), url];
   }
   const MAKE = {};
-  let spOf, spReset; // URLSearchParams internals: a linked instance, and a list reset
+  let spOf, spReset; // URLSearchParams internals: a linked instance, a list reset
 
   class URL {
     #r; #sp = null;
     constructor(url, base = undefined) {
       if (url === MAKE) { this.#r = base; return; }
-      if (!arguments.length) throw new TypeError("Failed to construct 'URL': 1 argument required, but only 0 present.");
-      const [r, input] = parseArgs(url, base);
-      if (!r) throw invalidURL(input);
-      this.#r = r;
+      if (!arguments.length) throw new TypeErr('Failed to construct \'URL\': 1 argument required, but only 0 present.');
+      const parsed = parseArgs(url, base);
+      if (!parsed[0]) throw invalidURL(parsed[1]);
+      this.#r = parsed[0];
     }
     static canParse(url, base = undefined) { return !!parseArgs(url, base)[0]; }
-    static parse(url, base = undefined) { const r = parseArgs(url, base)[0]; return r ? new URL(MAKE, r) : null; }
+    static parse(url, base = undefined) { const r = parseArgs(url, base)[0]; return r ? new URLShell(MAKE, r) : null; }
     get href() { return href(this.#r); }
     set href(v) {
       const r = parse(usv(v), null);
       if (!r) throw invalidURL(usv(v));
-      assign(this.#r, r);
+      const t = this.#r;
+      t.s = r.s; t.u = r.u; t.p = r.p; t.h = r.h; t.o = r.o; t.a = r.a; t.q = r.q; t.f = r.f;
       if (this.#sp) spReset(this.#sp, r.q);
     }
     get origin() {
       const r = this.#r;
       if (r.s === 'blob') {
         const u = parse(pathname(r), null);
-        return u && (u.s === 'http' || u.s === 'https') ? new URL(MAKE, u).origin : 'null';
+        return u && (u.s === 'http' || u.s === 'https') ? u.s + '://' + u.h + portSuffix(u) : 'null';
       }
       if (!(r.s in DP) || r.s === 'file') return 'null';
-      return `${r.s}://${r.h}${r.o !== null ? `:${r.o}` : ''}`;
+      return r.s + '://' + r.h + portSuffix(r);
     }
-    get protocol() { return `${this.#r.s}:`; }
+    get protocol() { return this.#r.s + ':'; }
     set protocol(v) {
       const r = this.#r;
-      v = `${stripTNL(usv(v))}:`;
+      v = stripTNL(usv(v)) + ':';
       let i = 0;
       if (!isAlpha(cca(v, 0))) return;
       while (isSchemeChar(cca(v, ++i)));
@@ -1041,11 +1085,11 @@
     set username(v) { const r = this.#r; if (r.h && r.s !== 'file') r.u = pe(usv(v), USER); }
     get password() { return this.#r.p; }
     set password(v) { const r = this.#r; if (r.h && r.s !== 'file') r.p = pe(usv(v), USER); }
-    get host() { const r = this.#r; return r.h === null ? '' : r.o === null ? r.h : `${r.h}:${r.o}`; }
+    get host() { const r = this.#r; return r.h === null ? '' : r.h + portSuffix(r); }
     set host(v) { hostSet(this.#r, v, 1); }
     get hostname() { return this.#r.h ?? ''; }
     set hostname(v) { hostSet(this.#r, v, 2); }
-    get port() { const o = this.#r.o; return o === null ? '' : `${o}`; }
+    get port() { const o = this.#r.o; return o === null ? '' : '' + o; }
     set port(v) {
       const r = this.#r;
       if (!r.h || r.s === 'file') return;
@@ -1065,16 +1109,17 @@
       else if (!sp && v === '') { if (r.h === null) r.a[0] = ''; return; }
       segs(v, r, sp);
     }
-    get search() { const q = this.#r.q; return q ? `?${q}` : ''; }
+    get search() { const q = this.#r.q; return q ? '?' + q : ''; }
     set search(v) {
       const r = this.#r;
       v = usv(v);
-      if (cca(v, 0) === 63) v = sl(v, 1);
-      r.q = v === '' && cca(usv(arguments[0]), 0) !== 63 ? null : pe(stripTNL(v), r.s in DP ? SQUERY : QUERY);
+      const hadMark = cca(v, 0) === 63;
+      if (hadMark) v = sl(v, 1);
+      r.q = v === '' && !hadMark ? null : pe(stripTNL(v), r.s in DP ? SQUERY : QUERY);
       if (this.#sp) spReset(this.#sp, v);
     }
     get searchParams() { return this.#sp ??= spOf(this.#r); }
-    get hash() { const f = this.#r.f; return f ? `#${f}` : ''; }
+    get hash() { const f = this.#r.f; return f ? '#' + f : ''; }
     set hash(v) {
       const r = this.#r;
       v = usv(v);
@@ -1096,7 +1141,6 @@
     if (h !== null) r.h = h === 'localhost' ? '' : h;
   }
 
-  // ---- URLSearchParams ---------------------------------------------------------
   const formDec = (s) => pd(replaceAll(s, '+', ' '));
   function parseForm(s) {
     const out = [], n = s.length;
@@ -1111,23 +1155,30 @@
     }
     return out;
   }
+  function serialize(l) {
+    const out = [];
+    for (let i = 0; i < l.length; i++) out[i] = pe(l[i][0], FORM, true) + '=' + pe(l[i][1], FORM, true);
+    return join(out, '&');
+  }
+  const badPair = () => new TypeErr('Each query pair must be an iterable [name, value] tuple');
   class URLSearchParams {
     #l = []; #r = null;
     constructor(init = '') {
       if ((typeof init === 'object' && init !== null) || typeof init === 'function') {
         const it = init[iterator], l = this.#l;
         if (it !== undefined && it !== null) {
-          if (typeof it !== 'function') throw new TypeError('The query pairs must be iterable');
+          if (typeof it !== 'function') throw new TypeErr('The query pairs must be iterable');
           for (const pair of init) {
             const p = [];
-            if (typeof pair !== 'object' || pair === null) throw new TypeError('Each query pair must be an iterable [name, value] tuple');
+            if (typeof pair !== 'object' || pair === null) throw badPair();
             for (const x of pair) p[p.length] = x;
-            if (p.length !== 2) throw new TypeError('Each query pair must be an iterable [name, value] tuple');
+            if (p.length !== 2) throw badPair();
             l[l.length] = [usv(p[0]), usv(p[1])];
           }
         } else {
-          for (const k of ownKeys(init)) {
-            const d = getOwnPropertyDescriptor(init, k);
+          const ks = ownKeys(init);
+          for (let i = 0; i < ks.length; i++) {
+            const k = ks[i], d = getOwnPropertyDescriptor(init, k);
             if (typeof k === 'string' && d && d.enumerable) l[l.length] = [usv(k), usv(init[k])];
           }
         }
@@ -1136,7 +1187,7 @@
         this.#l = parseForm(cca(s, 0) === 63 ? sl(s, 1) : s);
       }
     }
-    #update() { if (this.#r) { const s = this.toString(); this.#r.q = s === '' ? null : s; } }
+    #update() { if (this.#r) { const s = serialize(this.#l); this.#r.q = s === '' ? null : s; } }
     get size() { return this.#l.length; }
     append(name, value) { const l = this.#l; l[l.length] = [usv(name), usv(value)]; this.#update(); }
     delete(name, value = undefined) {
@@ -1179,28 +1230,37 @@
       this.#update();
     }
     forEach(cb, thisArg = undefined) {
-      if (typeof cb !== 'function') throw new TypeError('The "callback" argument must be a function');
+      if (typeof cb !== 'function') throw new TypeErr('The "callback" argument must be a function');
       const l = this.#l;
       for (let i = 0; i < l.length; i++) apply(cb, thisArg, [l[i][1], l[i][0], this]);
     }
     * keys() { const l = this.#l; for (let i = 0; i < l.length; i++) yield l[i][0]; }
     * values() { const l = this.#l; for (let i = 0; i < l.length; i++) yield l[i][1]; }
     * entries() { const l = this.#l; for (let i = 0; i < l.length; i++) yield [l[i][0], l[i][1]]; }
-    toString() {
-      const l = this.#l, out = [];
-      for (let i = 0; i < l.length; i++) out[i] = `${pe(l[i][0], FORM, true)}=${pe(l[i][1], FORM, true)}`;
-      return join(out, '&');
-    }
+    toString() { return serialize(this.#l); }
     static {
-      spOf = (r) => { const sp = new URLSearchParams(r.q ?? ''); sp.#r = r; return sp; };
+      spOf = (r) => { const sp = new USPShell(r.q ?? ''); sp.#r = r; return sp; };
       spReset = (sp, q) => { sp.#l = q ? parseForm(q) : []; };
     }
   }
   def(URLSearchParams.prototype, iterator, URLSearchParams.prototype.entries);
+  return { URL, URLSearchParams };
+*/};
 
-  // ---- structuredClone ---------------------------------------------------------
-  const cloneErr = (what) => domErr(`${what} could not be cloned.`, 'DataCloneError');
+  // ---- structuredClone -------------------------------------------------------------
+  SRC.clone = () => {/*'use strict';
+  const { defineProperty, getPrototypeOf, getOwnPropertyDescriptor, keys, hasOwn, def, isArray, Obj, Arr, ERRORS,
+    Map_, Set_, Date_, RegExp_, U8, AB, DV, TAS, sl, aIncludes, objToStr, taBuf, taOff, taLen, taTag, taSet, dvBuf,
+    dvOff, dvLen, abLen, abSlice, isView, abTransfer, abResizable, abMax, abDetached, mapGet, mapSet, mapSize, mapEach,
+    setAdd, setSize, setEach, dateGet, reSrc, reFlags, weakMapHas, weakSetHas, boxes, symVal, isError,
+    TypeErr } = env;
+  const { brand, isAB, toStr, domErr } = env.load('base');
+  const OP = Obj.prototype, TA = { __proto__: null }, ERR = { __proto__: null };
+  for (let i = 0; i < TAS.length; i++) if (TAS[i]) TA[TAS[i].name] = TAS[i];
+  for (let i = 0; i < ERRORS.length; i++) ERR[ERRORS[i].name] = ERRORS[i];
+  const cloneErr = (what) => domErr(what + ' could not be cloned.', 'DataCloneError');
   const UNCLONABLE = ['Promise', 'WeakRef', 'FinalizationRegistry', 'Generator', 'AsyncGenerator'];
+  const KEY = {};
   function copyProps(v, c, mem) {
     const ks = keys(v);
     for (let i = 0; i < ks.length; i++) {
@@ -1240,18 +1300,20 @@
       return c;
     } else if (isError ? isError(v) : objToStr(v) === '[object Error]') {
       const name = v.name, md = getOwnPropertyDescriptor(v, 'message');
-      mapSet(mem, v, c = new ERRORS[typeof name === 'string' && name in ERRORS ? name : 'Error']());
+      mapSet(mem, v, c = new ERR[typeof name === 'string' && name in ERR ? name : 'Error']());
       if (md && 'value' in md) def(c, 'message', toStr(md.value));
       const sd = getOwnPropertyDescriptor(v, 'stack');
       if (sd && typeof sd.value === 'string') def(c, 'stack', sd.value);
       if (hasOwn(v, 'cause')) def(c, 'cause', clone(v.cause, mem));
       return c;
     } else {
-      for (const f of boxes) if (brand(f, v)) { c = Obj(f(v)); break; }
+      for (let i = 0; i < boxes.length; i++) if (brand(boxes[i], v)) { c = Obj(boxes[i](v)); break; }
       if (!c) {
-        if (brand(symVal, v) || brand((x) => weakHas[0](x, MAKE), v) || brand((x) => weakHas[1](x, MAKE), v)) throw cloneErr('#<Object>');
+        if (brand(symVal, v) || brand((x) => weakMapHas(x, KEY), v) || brand((x) => weakSetHas(x, KEY), v)) {
+          throw cloneErr('#<Object>');
+        }
         const tag = sl(objToStr(v), 8, -1);
-        if (aIncludes(UNCLONABLE, tag)) throw cloneErr(`#<${tag}>`);
+        if (aIncludes(UNCLONABLE, tag)) throw cloneErr('#<' + tag + '>');
         return undefined;
       }
     }
@@ -1260,40 +1322,49 @@
   }
   function clone(v, mem) {
     const t = typeof v;
-    if (t === 'function') throw cloneErr(`${v.name ? v.name : 'function'}`);
+    if (t === 'function') throw cloneErr(v.name ? '' + v.name : 'function');
     if (t === 'symbol') throw cloneErr('Symbol()');
     if (t !== 'object' || v === null) return v;
     let c = mapGet(mem, v);
     if (c !== undefined) return c;
-    if (isArray(v)) { mapSet(mem, v, c = new Array(v.length)); return copyProps(v, c, mem); }
+    if (isArray(v)) { mapSet(mem, v, c = new Arr(v.length)); return copyProps(v, c, mem); }
     const proto = getPrototypeOf(v);
-    if (proto !== Object.prototype && proto !== null && (c = cloneSpecial(v, mem)) !== undefined) return c;
+    if (proto !== OP && proto !== null && (c = cloneSpecial(v, mem)) !== undefined) return c;
     mapSet(mem, v, c = {});
     return copyProps(v, c, mem);
   }
-  const { structuredClone } = {
-    structuredClone(value, options = undefined) {
-      if (!arguments.length) throw new TypeError("Failed to execute 'structuredClone': 1 argument required, but only 0 present.");
-      const transfer = [];
-      if (options !== undefined && options !== null && options.transfer !== undefined) {
-        for (const t of options.transfer) {
-          if (!isAB(t)) throw cloneErr('Value not transferable:');
-          if (aIncludes(transfer, t)) throw cloneErr('ArrayBuffer at index 1 is a duplicate of an earlier ArrayBuffer. It');
-          transfer[transfer.length] = t;
-        }
+  function structuredClone(value, options = undefined) {
+    if (!arguments.length) throw new TypeErr('Failed to execute \'structuredClone\': 1 argument required, but only 0 present.');
+    const transfer = [];
+    if (options !== undefined && options !== null && options.transfer !== undefined) {
+      for (const t of options.transfer) {
+        if (!isAB(t)) throw cloneErr('Value not transferable:');
+        if (aIncludes(transfer, t)) throw cloneErr('A duplicate ArrayBuffer in the transfer list');
+        transfer[transfer.length] = t;
       }
-      const out = clone(value, new Map_());
-      if (abTransfer) for (const t of transfer) abTransfer(t);
-      return out;
-    },
-  };
+    }
+    const out = clone(value, new Map_());
+    if (abTransfer) for (let i = 0; i < transfer.length; i++) abTransfer(transfer[i]);
+    return out;
+  }
+  return { structuredClone };
+*/};
 
-  // ---- Event / EventTarget -----------------------------------------------------
-  let evState, isEvent, addL, fire, report;
+  // ---- Event, EventTarget, AbortSignal, AbortController ------------------------------
+  SRC.events = () => {/*'use strict';
+  const { G, apply, trunc, now, MAX_SAFE, TypeErr, Map_, mapGet, mapSet, aslice, aIdx, splice } = env;
+  const { Event: EventShell, AbortSignal: SignalShell } = env.S;
+  const { toStr, domErr } = env.load('base');
+  const T0 = now();
+  let evState, isEvent, addL, fire, sigAlgo, isSignal, sigAborted, sigAbort;
+  const report = (err) => {
+    const r = G.reportError, c = G.console;
+    try { if (typeof r === 'function') r(err); else if (c && typeof c.error === 'function') c.error(err); } catch { return; } // nowhere left to report it
+  };
   class Event {
     #s;
     constructor(type, init = undefined) {
-      if (!arguments.length) throw new TypeError("Failed to construct 'Event': 1 argument required, but only 0 present.");
+      if (!arguments.length) throw new TypeErr('Failed to construct \'Event\': 1 argument required, but only 0 present.');
       const i = init ?? {};
       this.#s = { type: toStr(type), bubbles: !!i.bubbles, cancelable: !!i.cancelable, composed: !!i.composed,
         dp: false, stop: 0, target: null, cur: null, phase: 0, trusted: false, passive: false, busy: false, ts: now() - T0 };
@@ -1318,14 +1389,6 @@
     stopImmediatePropagation() { this.#s.stop = 3; }
     static { evState = (e) => e.#s; isEvent = (e) => typeof e === 'object' && e !== null && #s in e; }
   }
-  for (const [i, k] of ['NONE', 'CAPTURING_PHASE', 'AT_TARGET', 'BUBBLING_PHASE'].entries()) {
-    defineProperty(Event, k, { value: i, enumerable: true }); defineProperty(Event.prototype, k, { value: i, enumerable: true });
-  }
-  report = (err) => {
-    const r = G.reportError, c = G.console;
-    try { if (typeof r === 'function') r(err); else if (c && typeof c.error === 'function') c.error(err); } catch { /* nothing left to tell */ }
-  };
-  let sigAlgo, isSignal, sigAborted;
   class EventTarget {
     #l = null;
     addEventListener(type, cb, options = undefined) { addL(this, toStr(type), cb, options); }
@@ -1336,7 +1399,7 @@
       for (let i = 0; i < a.length; i++) if (a[i].cb === cb && a[i].cap === cap) { a[i].gone = true; splice(a, i, 1); return; }
     }
     dispatchEvent(e) {
-      if (!isEvent(e)) throw new TypeError("Failed to execute 'dispatchEvent' on 'EventTarget': parameter 1 is not of type 'Event'.");
+      if (!isEvent(e)) throw new TypeErr('Failed to execute \'dispatchEvent\' on \'EventTarget\': parameter 1 is not of type \'Event\'.');
       if (evState(e).busy) throw domErr('The event is already being dispatched.', 'InvalidStateError');
       evState(e).trusted = false;
       return fire(this, e);
@@ -1344,12 +1407,12 @@
     static {
       addL = (t, type, cb, o) => {
         if (cb === null || cb === undefined) return;
-        if (typeof cb !== 'function' && typeof cb !== 'object') throw new TypeError('The "listener" argument must be an object');
+        if (typeof cb !== 'function' && typeof cb !== 'object') throw new TypeErr('The "listener" argument must be an object');
         let cap = false, once = false, passive = false, sig = null;
         if (typeof o === 'boolean') cap = o;
         else if (o !== null && o !== undefined) {
           cap = !!o.capture; once = !!o.once; passive = !!o.passive; sig = o.signal ?? null;
-          if (sig !== null && !isSignal(sig)) throw new TypeError('The "signal" option must be an AbortSignal');
+          if (sig !== null && !isSignal(sig)) throw new TypeErr('The "signal" option must be an AbortSignal');
         }
         if (sig && sigAborted(sig)) return;
         const m = t.#l ??= new Map_();
@@ -1371,7 +1434,11 @@
           s.passive = l.passive;
           try {
             if (typeof l.cb === 'function') apply(l.cb, t, [e]);
-            else { const h = l.cb.handleEvent; if (typeof h !== 'function') throw new TypeError('handleEvent is not a function'); apply(h, l.cb, [e]); }
+            else {
+              const h = l.cb.handleEvent;
+              if (typeof h !== 'function') throw new TypeErr('handleEvent is not a function');
+              apply(h, l.cb, [e]);
+            }
           } catch (err) { report(err); }
           s.passive = false;
         }
@@ -1381,14 +1448,12 @@
     }
   }
 
-  // ---- AbortController / AbortSignal -------------------------------------------
   const KEY = {};
   const abortReason = () => domErr('This operation was aborted', 'AbortError');
-  let sigAbort;
   class AbortSignal extends EventTarget {
     #aborted = false; #reason = undefined; #h = null; #hl = false; #algos = []; #deps = [];
     constructor(key = undefined) {
-      if (key !== KEY) throw new TypeError('Illegal constructor');
+      if (key !== KEY) throw new TypeErr('Illegal constructor');
       super();
     }
     get aborted() { return this.#aborted; }
@@ -1403,25 +1468,25 @@
       }
     }
     static abort(reason = undefined) {
-      const s = new AbortSignal(KEY);
+      const s = new SignalShell(KEY);
       s.#aborted = true; s.#reason = reason === undefined ? abortReason() : reason;
       return s;
     }
     static timeout(ms) {
       ms = +ms;
-      if (!(ms >= 0 && ms <= Number.MAX_SAFE_INTEGER)) throw new TypeError('The "ms" argument must be a non-negative integer');
-      const s = new AbortSignal(KEY), st = G.setTimeout;
+      if (!(ms >= 0 && ms <= MAX_SAFE)) throw new TypeErr('The "ms" argument must be a non-negative integer');
+      const s = new SignalShell(KEY), st = G.setTimeout;
       if (typeof st === 'function') st(() => sigAbort(s, domErr('The operation was aborted due to timeout', 'TimeoutError')), trunc(ms));
       return s;
     }
     static any(signals) {
-      const s = new AbortSignal(KEY), list = [];
+      const s = new SignalShell(KEY), list = [];
       for (const x of signals) {
-        if (!isSignal(x)) throw new TypeError('Each item must be an AbortSignal');
+        if (!isSignal(x)) throw new TypeErr('Each item must be an AbortSignal');
         list[list.length] = x;
       }
-      for (const x of list) if (x.#aborted) { s.#aborted = true; s.#reason = x.#reason; return s; }
-      for (const x of list) x.#deps[x.#deps.length] = s;
+      for (let i = 0; i < list.length; i++) if (list[i].#aborted) { s.#aborted = true; s.#reason = list[i].#reason; return s; }
+      for (let i = 0; i < list.length; i++) { const d = list[i].#deps; d[d.length] = s; }
       return s;
     }
     static {
@@ -1429,18 +1494,21 @@
         const a = s.#algos;
         s.#algos = [];
         for (let i = 0; i < a.length; i++) a[i]();
-        const e = new Event('abort');
+        const e = new EventShell('abort');
         evState(e).trusted = true;
         fire(s, e);
       };
       sigAbort = (s, reason) => {
         if (s.#aborted) return;
         s.#aborted = true; s.#reason = reason === undefined ? abortReason() : reason;
-        const deps = [];
-        for (const d of s.#deps) if (!d.#aborted) { d.#aborted = true; d.#reason = s.#reason; deps[deps.length] = d; }
+        const deps = [], all = s.#deps;
         s.#deps = [];
+        for (let i = 0; i < all.length; i++) {
+          const d = all[i];
+          if (!d.#aborted) { d.#aborted = true; d.#reason = s.#reason; deps[deps.length] = d; }
+        }
         run(s);
-        for (const d of deps) run(d);
+        for (let i = 0; i < deps.length; i++) run(deps[i]);
       };
       sigAlgo = (s, f) => { if (!s.#aborted) { const a = s.#algos; a[a.length] = f; } };
       isSignal = (x) => typeof x === 'object' && x !== null && #aborted in x;
@@ -1448,20 +1516,90 @@
     }
   }
   class AbortController {
-    #signal = new AbortSignal(KEY);
+    #signal = new SignalShell(KEY);
     get signal() { return this.#signal; }
     abort(reason = undefined) { sigAbort(this.#signal, reason); }
   }
+  return { Event, EventTarget, AbortSignal, AbortController };
+*/};
 
-  // ---- install -------------------------------------------------------------------
-  const api = { DOMException, TextEncoder, TextDecoder, atob, btoa, Buffer, URL, URLSearchParams,
-    structuredClone, Event, EventTarget, AbortSignal, AbortController };
-  for (const k of keys(api)) {
-    const v = api[k];
-    if (typeof v === 'function' && v.prototype && k !== 'Buffer') {
-      defineProperty(v.prototype, toStringTag, { value: k, configurable: true });
+  // ---- loading ---------------------------------------------------------------------
+  const loaded = { __proto__: null };
+  // compiles a chunk once, then moves its members onto the shells
+  function load(k) {
+    let m = loaded[k];
+    if (m) return m;
+    if (!env) {
+      env = { __proto__: null };
+      for (let i = 0; i < ENV.length; i += 2) env[ENV[i]] = ENV[i + 1];
     }
-    def(G, k, v);
+    const text = fnSrc(SRC[k]), code = sl(text, sIdx(text, '/*') + 2, sLast(text, '*/'));
+    m = loaded[k] = Fn('env', code + '\n//# sourceURL=webjobs:polyfills/' + k)(env);
+    const names = keys(m);
+    for (let i = 0; i < names.length; i++) {
+      const S = shells[names[i]];
+      if (!S) continue;
+      setPrototypeOf(S.prototype, parents[names[i]]);
+      adopt(m[names[i]].prototype, S.prototype, true);
+      adopt(m[names[i]], S, false);
+    }
+    return m;
   }
+  function adopt(from, to, proto) {
+    const ks = ownKeys(from);
+    for (let i = 0; i < ks.length; i++) {
+      const k = ks[i];
+      if (k === toStringTag || (proto ? k === 'constructor' : k === 'length' || k === 'name' || k === 'prototype')) continue;
+      defineProperty(to, k, getOwnPropertyDescriptor(from, k));
+    }
+  }
+  // The shells: constructors that build the real thing; static methods as stubs; until
+  // the chunk is loaded the prototype's parent is a proxy, so that the first lookup of a
+  // member that is not there yet loads it.
+  for (const [name, chunk, parentName, length, statics] of [
+    ['DOMException', 'base', 'Error', 0], ['TextEncoder', 'base', null, 0], ['TextDecoder', 'base', null, 0],
+    ['Buffer', 'buffer', 'Uint8Array', 3, 'from alloc allocUnsafe allocUnsafeSlow byteLength concat isBuffer isEncoding compare'],
+    ['URL', 'url', null, 1, 'canParse parse'], ['URLSearchParams', 'url', null, 0], ['Event', 'events', null, 1],
+    ['EventTarget', 'events', null, 0], ['AbortSignal', 'events', 'EventTarget', 0, 'abort timeout any'],
+    ['AbortController', 'events', null, 0]]) {
+    const Parent = parentName === null ? null : shells[parentName] || G[parentName];
+    const C = class extends Parent {
+      constructor(...a) { return construct(Parent === U8 ? U8 : load(chunk)[name], a, new.target); }
+    };
+    defineProperty(C, 'name', { value: name, configurable: true });
+    defineProperty(C, 'length', { value: length, configurable: true });
+    const P = C.prototype, parent = Parent ? Parent.prototype : Object.prototype;
+    if (Parent !== U8) defineProperty(P, toStringTag, { value: name, configurable: true });
+    if (statics) {
+      for (const k of statics.split(' ')) {
+        const f = function (...a) {
+          load(chunk);
+          if (C[k] === f) throw new TypeError(`${k} is not available`);
+          return apply(C[k], this, a);
+        };
+        def(C, k, f);
+      }
+    }
+    parents[name] = parent;
+    setPrototypeOf(P, new Proxy(parent, {
+      get: (t, k, r) => { load(chunk); return reflectGet(P, k, r); },
+      set: (t, k, v, r) => { load(chunk); return reflectSet(P, k, v, r); },
+      has: (t, k) => { load(chunk); return k in P; },
+    }));
+    shells[name] = C;
+  }
+  ['NONE', 'CAPTURING_PHASE', 'AT_TARGET', 'BUBBLING_PHASE'].forEach((k, i) => {
+    defineProperty(shells.Event, k, { value: i, enumerable: true });
+    defineProperty(shells.Event.prototype, k, { value: i, enumerable: true });
+  });
+
+  // ---- install -----------------------------------------------------------------------
+  const fns = {
+    atob(data) { return apply(load('base').atob, undefined, arguments); },
+    btoa(data) { return apply(load('base').btoa, undefined, arguments); },
+    structuredClone(value, options = undefined) { return apply(load('clone').structuredClone, undefined, arguments); },
+  };
+  for (const k in shells) def(G, k, shells[k]);
+  for (const k in fns) def(G, k, fns[k]);
 })();
 //# sourceURL=webjobs:polyfills

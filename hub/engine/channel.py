@@ -1,0 +1,47 @@
+"""The worker's side of the prelude's console ring (see prelude.js).
+
+It reads console lines straight from the context's shared memory, with no call
+into the isolate, so lines arrive even while the job spins. A job can scribble
+on that memory; a frame that does not read back is the end of the channel,
+never an exception.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.engine import crossing
+
+CAPACITY = 64 * 1024  # CHANNEL_BYTES in prelude.js
+
+
+class ConsoleChannel:
+    def __init__(self, memory: memoryview) -> None:
+        self.memory = memory.cast("B")
+        self.ring = self.memory[16:]
+        self.read = 0
+        self.broken = False
+
+    def _take(self, at: int, size: int) -> bytes:
+        pos = at % CAPACITY
+        first = min(size, CAPACITY - pos)
+        return bytes(self.ring[pos:pos + first]) + bytes(self.ring[:size - first])
+
+    def drain(self) -> list[list[Any]]:
+        if self.broken:
+            return []
+        written = int.from_bytes(self.memory[0:4], "little", signed=True)
+        if written < self.read or written - self.read > CAPACITY:
+            self.broken = True
+            return []
+        lines = []
+        while self.read < written:
+            size = int.from_bytes(self._take(self.read, 4), "little")
+            line = crossing.log_line(crossing.parse_json(self._take(self.read + 4, size)))
+            if size > CAPACITY - 4 or line is None:
+                self.broken = True
+                break
+            lines.append(line)
+            self.read += 4 + size
+        self.memory[4:8] = self.read.to_bytes(4, "little", signed=True)
+        return lines
