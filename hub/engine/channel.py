@@ -13,12 +13,14 @@ from typing import Any
 from hub.engine import crossing
 
 CAPACITY = 64 * 1024  # CHANNEL_BYTES in prelude.js
+OUTCOME_CAPACITY = 8 * 1024  # OUTCOME_BYTES in prelude.js
+_OUTCOME_AT = 16 + CAPACITY
 
 
 class ConsoleChannel:
     def __init__(self, memory: memoryview) -> None:
         self.memory = memory.cast("B")
-        self.ring = self.memory[16:]
+        self.ring = self.memory[16:16 + CAPACITY]
         self.read = 0
         self.broken = False
 
@@ -45,3 +47,11 @@ class ConsoleChannel:
             self.read += 4 + size
         self.memory[4:8] = self.read.to_bytes(4, "little", signed=True)
         return lines
+
+    def outcome(self) -> str | None:
+        """The outcome the prelude left in memory, if it was short enough."""
+        size = int.from_bytes(self.memory[_OUTCOME_AT:_OUTCOME_AT + 4], "little", signed=True)
+        if not 0 <= size <= OUTCOME_CAPACITY:
+            return None
+        start = _OUTCOME_AT + 8
+        return bytes(self.memory[start:start + size]).decode("utf-8", errors="replace")

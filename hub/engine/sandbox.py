@@ -28,11 +28,13 @@ LogSink = Callable[[list[list[Any]]], None]
 CallSink = Callable[[dict[str, Any]], Coroutine[Any, Any, None] | None]
 
 _JS = resources.files("hub.engine") / "js"
-# One script, one eval: each eval is a ~0.2 ms round trip to the V8 thread.
-_SANDBOX = "\n;\n".join((_JS / name).read_text(encoding="utf-8")
-                         for name in ("polyfills.js", "bytes.js", "prelude.js"))
-_TAKE_CHANNEL = ("(() => { const c = globalThis.__webjob_channel; "
-                 "delete globalThis.__webjob_channel; return c })()")
+# One script, one eval (each eval is a ~0.2 ms round trip to the V8 thread); its
+# value is the console channel's memory, whose global is gone before any job code.
+_SANDBOX = "\n;\n".join([
+    *((_JS / name).read_text(encoding="utf-8")
+      for name in ("polyfills.js", "bytes.js", "prelude.js")),
+    "(() => { const c = globalThis.__webjob_channel; delete globalThis.__webjob_channel; "
+    "return c })()"])
 
 JOB_SCRIPT_PREFIX = "__webjob_host.run({spec}, async () => {{"
 _PARSE_ERROR = re.compile(r"^(?:<anonymous>|job\.js):(\d+): (.*)$")
@@ -89,8 +91,7 @@ async def prepare_context() -> PreparedContext:
     prepared = PreparedContext(racer)
     racer.install_notifier("__webjob_note", prepared.handle_note)
     racer.install_notifier("__webjob_wake", lambda _text: prepared.handle_wake(), with_args=False)
-    racer.eval(_SANDBOX)
-    prepared.channel = ConsoleChannel(racer.eval(_TAKE_CHANNEL))
+    prepared.channel = ConsoleChannel(racer.eval(_SANDBOX))
     return prepared
 
 
@@ -154,10 +155,10 @@ async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str,
             await racer.eval_async(script)
         else:
             racer.eval(script)
-        text = racer.eval("__webjob_host.poll()")
+        text = _outcome(prepared)
         while text == "":
             await _wait_done(prepared, memory_mb)
-            text = racer.eval("__webjob_host.poll()")
+            text = _outcome(prepared)
     except v8.OutOfMemory:
         return _memory_failure(memory_mb)
     except v8.ParseError as exc:
@@ -172,6 +173,14 @@ async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str,
         await asyncio.sleep(0)
         prepared.forward_console()  # console lines not yet handed on, before the outcome
     return _parse_outcome(str(text), offset)
+
+
+def _outcome(prepared: PreparedContext) -> str:
+    """The outcome, from shared memory when the prelude could leave it there; else
+    asked of V8 ('' while the job is still running)."""
+    channel = prepared.channel
+    text = channel.outcome() if channel is not None else None
+    return text if text is not None else str(prepared.racer.eval("__webjob_host.poll()"))
 
 
 async def _wait_done(prepared: PreparedContext, memory_mb: int) -> None:

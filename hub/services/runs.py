@@ -82,9 +82,9 @@ class JobRunner:
         return result
 
     def _log_result(self, name: str, result: RunResult, origin: str) -> None:
-        if result.error is None:
-            log.info("[WebJob:%s] %s ok in %d ms (%s)", name, result.job_id, result.runtime_ms,
-                     origin)
+        if result.error is None:  # failures are the log's business; successes only at DEBUG
+            log.debug("[WebJob:%s] %s ok in %d ms (%s)", name, result.job_id, result.runtime_ms,
+                      origin)
             return
         ref = result.error.ref or new_ref()
         result.error.ref = ref

@@ -106,10 +106,22 @@
   // Frames are [length:u32 LE][UTF-8 JSON]; the worker reads them with its own
   // cursor without the isolate, so a line logged just before a busy loop still
   // reaches it. cursors[0] = bytes written, cursors[1] = bytes read (worker).
+  // After the ring, a small outcome area: a synchronous job's outcome (when short)
+  // is left there, so the worker reads it without another round trip into V8.
   const CHANNEL_BYTES = 64 * 1024;
-  const channelMemory = new SAB(16 + CHANNEL_BYTES);
+  const OUTCOME_BYTES = 8 * 1024;
+  const channelMemory = new SAB(16 + CHANNEL_BYTES + 8 + OUTCOME_BYTES);
   const cursors = new Int32(channelMemory, 0, 2);
-  const ring = new U8(channelMemory, 16);
+  const ring = new U8(channelMemory, 16, CHANNEL_BYTES);
+  const outcomeLength = new Int32(channelMemory, 16 + CHANNEL_BYTES, 1);
+  const outcomeBytes = new U8(channelMemory, 16 + CHANNEL_BYTES + 8, OUTCOME_BYTES);
+  atomicStore(outcomeLength, 0, -1);
+  function outcomeToMemory(text) {
+    if (text.length > OUTCOME_BYTES / 3) return;  // UTF-8 needs at most 3 bytes a code unit
+    const data = bytes.utf8Encode(text);
+    bytes.ringPut(outcomeBytes, OUTCOME_BYTES, 0, data);
+    atomicStore(outcomeLength, 0, data.length);
+  }
   let channelOpen = true;    // once full, the rest of the run's lines take the slow path
   G.__webjob_channel = channelMemory;  // taken by the worker and deleted before any job code
   function toChannel(frame) {
@@ -222,6 +234,7 @@
     let head;
     try { head = enc({ ...meta, logs: takeBuffer() }); } catch (e) { head = BROKEN; }
     outcome = head + '\n' + (typeof body === 'string' ? body : '');
+    outcomeToMemory(outcome);
     try { mapClear(timers); } catch (e) { /* timers end with the context anyway */ }
     if (asyncMode) note('D');
   }
