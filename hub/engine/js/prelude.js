@@ -185,19 +185,28 @@
     lastFlush = now();
     if (logBuffer.length && outcome === null) note('L' + enc(takeBuffer()));
   }
+  // Not watched live, a line is just kept and leaves with the outcome (the cheap
+  // path: a killed run's worker dies with its memory either way). Watched live, it
+  // goes through the channel at once, or batched as notes when the channel is full.
   function emit(level, args) {
     if (ended || consoleBytes > CONSOLE_CAP) return;
     let message;
-    try { message = StringC(format(args)); } catch (e) { message = '[a value console could not show]'; }
+    try {
+      message = args.length === 1 && typeof args[0] === 'string' && strIndexOf(args[0], '%') < 0
+        ? args[0] : StringC(format(args));
+    } catch (e) {
+      message = '[a value console could not show]';
+    }
     consoleBytes += message.length + 32;  // an empty line still costs something
     if (consoleBytes > CONSOLE_CAP) message = '[console output over 8 MB: the rest of it is dropped]';
     if (message.length > LINE_CAP) message = strSlice(message, 0, LINE_CAP) + ` … [${message.length} chars]`;
     const line = [level, message, elapsed()];
-    if (toChannel(enc(line))) {
-      if (live) wake();  // watched live: the worker reads the line now
+    if (live && toChannel('["' + level + '",' + stringify(message) + ',' + line[2] + ']')) {
+      wake();
       return;
     }
     push(logBuffer, line);
+    if (!live) return;
     if (now() - lastFlush >= 25) flush();
     else if (!flushQueued) { flushQueued = true; later(1, flush); }
   }
