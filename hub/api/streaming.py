@@ -31,8 +31,15 @@ async def _disconnected(request: Request) -> None:
         pass
 
 
+# Most runs end within a few milliseconds: only a longer wait pays for a watcher.
+_WATCH_AFTER_S = 0.05
+
+
 async def until_disconnect(request: Request, work: Awaitable[T]) -> T:
     task = asyncio.ensure_future(work)
+    await asyncio.wait({task}, timeout=_WATCH_AFTER_S)
+    if task.done():
+        return task.result()
     watcher = asyncio.ensure_future(_disconnected(request))
     try:
         await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
