@@ -15,13 +15,16 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c "import venv, ensurepip" 2>/dev/null || \
 		{ apt-get update -qq && apt-get install -y -qq python3-venv; }
+	@# The browser tests drive Debian's Chromium (never a downloaded browser build).
+	@command -v chromium >/dev/null || \
+		{ apt-get update -qq && apt-get install -y -qq chromium; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
 run: setup
-	$(VENV)/bin/webhub serve --host $(HOST) --port $(PORT)
+	$(VENV)/bin/webhub serve --host $(HOST) --port $(PORT) --demo-owner
 
 lint: setup
 	$(VENV)/bin/ruff check hub shared console_app tests bench

@@ -1,61 +1,146 @@
 """Who is calling, and may they run this job. The only module that reads identity.
 
-Today a caller is the hub's system token (``WEBHUB_SYSTEM_TOKEN`` as a bearer
-token) or nobody; users, sessions and API keys arrive with the identity issue
-as new branches of ``resolve_caller``.
+A request's caller is exactly one of: the hub's system token, a user's API token
+(bearer), a browser session (cookie), an API key pinned to one job (``X-Api-Key``
+or bearer), or nobody. Credentials that are presented but do not check out are
+refused (401), never quietly treated as nobody; a stale session cookie is the
+one exception, so an old cookie never breaks a public page.
 """
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from hub.abuse import equal_secrets
 from shared.errors import Forbidden, NotSignedIn
 
 # Request headers a job never sees: credentials stay with the hub.
 WITHHELD_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization", "x-api-key"})
+SESSION_COOKIE = "webhub_session"
+KEY_PREFIX = "wjk_"
 
 
 @dataclass(frozen=True)
 class Caller:
-    kind: str            # anonymous, user, system, schedule, apikey
-    id: str | None = None
+    kind: str                    # anonymous, user, system, schedule, apikey
+    id: Any = None
     name: str | None = None
     user_class: str | None = None
+    via: str | None = None       # token, session, key, system: how it was proven
+    key_job: str | None = None   # for an API key: the one job it opens
+    staff_id: int | None = None
 
     def as_job_view(self) -> dict[str, Any]:
         return {"kind": self.kind, "id": self.id, "name": self.name, "userClass": self.user_class}
 
     @property
     def is_owner(self) -> bool:
-        return self.kind == "system" or self.user_class == "OWNER"
+        return self.kind == "system" or (self.kind == "user" and self.user_class == "OWNER")
 
 
 ANONYMOUS = Caller("anonymous")
-SYSTEM = Caller("system", id="system", name="system", user_class="OWNER")
+SYSTEM = Caller("system", id="system", name="system", user_class="OWNER", via="system")
+SCHEDULER = Caller("schedule", id="system", name="scheduler", user_class="OWNER", via="system")
+
+
+class _User(Protocol):
+    @property
+    def id(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def user_class(self) -> str: ...
+    @property
+    def staff_id(self) -> int | None: ...
+
+
+class _Key(Protocol):
+    @property
+    def id(self) -> int: ...
+    @property
+    def job_name(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+
+
+class Directory(Protocol):
+    """What identity needs of the user directory (``hub.store.identity``)."""
+
+    def user_for_token(self, token: str) -> _User | None: ...
+    def user_for_session(self, secret: str, idle_seconds: float) -> _User | None: ...
+    def key_for_secret(self, secret: str) -> _Key | None: ...
+
+
+def _user_caller(user: _User, via: str) -> Caller:
+    return Caller("user", id=user.id, name=user.name, user_class=user.user_class, via=via,
+                  staff_id=user.staff_id)
+
+
+def _key_caller(key: _Key) -> Caller:
+    return Caller("apikey", id=f"key:{key.id}", name=key.label or f"key {key.id}", via="key",
+                  key_job=key.job_name)
 
 
 def _bearer(headers: Mapping[str, str]) -> str | None:
     value = headers.get("authorization", "")
     scheme, _, token = value.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    if not value:
+        return None
+    if scheme.lower() != "bearer" or not token.strip():
+        raise NotSignedIn("Send credentials as 'Authorization: Bearer <token>'")
+    return token.strip()
 
 
-def resolve_caller(headers: Mapping[str, str], system_token: str | None) -> Caller:
-    token = _bearer(headers)
-    if token and system_token and hmac.compare_digest(token.encode(), system_token.encode()):
-        return SYSTEM
-    return ANONYMOUS
+class Identity:
+    def __init__(self, directory: Directory, system_token: str, session_idle_s: float) -> None:
+        self.directory = directory
+        self.system_token = system_token
+        self.session_idle_s = session_idle_s
+
+    def resolve(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> Caller:
+        api_key = headers.get("x-api-key", "").strip()
+        if api_key:
+            return self._key(api_key)
+        token = _bearer(headers)
+        if token is not None:
+            return self._token(token)
+        secret = cookies.get(SESSION_COOKIE, "")
+        if secret:
+            user = self.directory.user_for_session(secret, self.session_idle_s)
+            if user is not None:
+                return _user_caller(user, "session")
+        return ANONYMOUS
+
+    def _token(self, token: str) -> Caller:
+        if equal_secrets(token, self.system_token):
+            return SYSTEM
+        if token.startswith(KEY_PREFIX):
+            return self._key(token)
+        user = self.directory.user_for_token(token)
+        if user is None:
+            raise NotSignedIn("The token is not valid: unknown, revoked, or its user is disabled")
+        return _user_caller(user, "token")
+
+    def _key(self, secret: str) -> Caller:
+        key = self.directory.key_for_secret(secret)
+        if key is None:
+            raise NotSignedIn("The API key is not valid: unknown or revoked")
+        return _key_caller(key)
 
 
-def check_job_access(caller: Caller, access: str) -> None:
-    """Raise unless ``caller`` may run a job whose header says ``Access: access``."""
+def check_job_access(caller: Caller, job_name: str, access: str) -> None:
+    """Raise unless ``caller`` may run ``job_name`` whose header says ``Access: access``.
+    (An unreadable level was already turned into ``owner`` by the header parser.)"""
     if access == "public" or caller.kind in ("system", "schedule"):
         return
     if caller.kind == "anonymous":
         raise NotSignedIn("Sign in to run this job")
+    if caller.kind == "apikey":
+        if caller.key_job == job_name:
+            return
+        raise Forbidden("This API key opens another job")
     if access == "user" or caller.is_owner:
         return
     raise Forbidden("You may not run this job")
@@ -67,3 +152,19 @@ def check_owner(caller: Caller) -> None:
         raise NotSignedIn("Sign in as an owner to manage jobs")
     if not caller.is_owner:
         raise Forbidden("Only owners may manage jobs")
+
+
+def check_same_origin(caller: Caller, method: str, headers: Mapping[str, str],
+                      own_origin: str) -> None:
+    """A state-changing request proven only by the session cookie must come from
+    the hub's own pages: a hostile page cannot drive a signed-in owner's browser.
+    Token callers are not browsers, so they are not asked."""
+    if caller.via != "session" or method in ("GET", "HEAD", "OPTIONS"):
+        return
+    fetch_site = headers.get("sec-fetch-site", "")
+    origin = headers.get("origin", "")
+    # A browser that says where the request comes from is believed first.
+    same = fetch_site in ("same-origin", "none") if fetch_site else origin == own_origin
+    if same and origin in ("", own_origin):
+        return
+    raise Forbidden("Cross-site request refused: send it from the hub's own pages")

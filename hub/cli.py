@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import getpass
 import logging
 import os
+import sqlite3
 import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from shared.errors import WebJobsError
+from shared.errors import InternalError, NotFound, WebJobsError
+
+if TYPE_CHECKING:
+    from hub.store.identity import IdentityStore
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -24,20 +32,130 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"System token (management API, bearer): {settings.system_token}\n"
               f"  kept in {settings.home / 'system-token'}; set WEBHUB_SYSTEM_TOKEN to choose one",
               flush=True)
+    if args.demo_owner:
+        from hub.demo import ensure_demo_owner
+
+        with _users() as users:
+            details = ensure_demo_owner(users, f"http://{args.host}:{args.port}")
+        if details:
+            print(details, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                access_log=False, loop="uvloop", http="httptools", timeout_graceful_shutdown=5)
+                access_log=False, loop="uvloop", http="httptools", timeout_graceful_shutdown=5,
+                # The hub decides itself whose X-Forwarded-For to believe
+                # (WEBHUB_TRUSTED_PROXIES); uvicorn's own rewrite would trust loopback.
+                proxy_headers=False)
     return 0
+
+
+@contextlib.contextmanager
+def _users() -> Iterator[IdentityStore]:
+    """The hub's user directory (``<WEBHUB_HOME>/hub.db``), closed afterwards; a
+    database fault becomes a one-line error, not a traceback."""
+    from hub.settings import load_settings
+    from hub.store.identity import open_identity_store
+
+    try:
+        store = open_identity_store(load_settings().home)
+        try:
+            yield store
+        finally:
+            store.close()
+    except sqlite3.Error as exc:
+        raise InternalError(f"The hub database could not be used: {exc}") from None
+
+
+def _read_password() -> str:
+    if sys.stdin.isatty():
+        return getpass.getpass("New password: ")
+    line = sys.stdin.readline()
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+def _user_add(args: argparse.Namespace) -> int:
+    with _users() as users:
+        users.add_user(args.name, args.user_class, args.staff_id)
+        _, token = users.issue_token(args.name, "cli")
+    print(token)
+    return 0
+
+
+def _user_passwd(args: argparse.Namespace) -> int:
+    with _users() as users:
+        if users.get_user(args.name) is None:
+            raise NotFound(f"No user '{args.name}'")
+        users.set_password(args.name, _read_password())
+    return 0
+
+
+def _user_token(args: argparse.Namespace) -> int:
+    with _users() as users:
+        _, token = users.issue_token(args.name, args.label)
+    print(token)
+    return 0
+
+
+def _user_list(args: argparse.Namespace) -> int:
+    with _users() as users:
+        for user in users.list_users():
+            staff = "-" if user.staff_id is None else str(user.staff_id)
+            state = "disabled" if user.disabled else "active"
+            print(f"{user.name}\t{user.user_class}\t{staff}\t{state}")
+    return 0
+
+
+def _user_disable(args: argparse.Namespace) -> int:
+    with _users() as users:
+        users.disable_user(args.name)
+    return 0
+
+
+def _token_revoke(args: argparse.Namespace) -> int:
+    with _users() as users:
+        if not users.revoke_token(args.id):
+            raise NotFound(f"No token with id {args.id}")
+    return 0
+
+
+def _add_user_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    user = sub.add_parser("user", help="manage the hub's users")
+    user.set_defaults(log_level="warning")
+    verbs = user.add_subparsers(dest="verb", required=True)
+    add = verbs.add_parser("add", help="add a user and print an API token for them")
+    add.add_argument("name")
+    add.add_argument("--class", dest="user_class", required=True, metavar="OWNER|USER")
+    add.add_argument("--staff-id", type=int, default=None)
+    add.set_defaults(func=_user_add)
+    passwd = verbs.add_parser("passwd", help="set a user's password (read from stdin)")
+    passwd.add_argument("name")
+    passwd.set_defaults(func=_user_passwd)
+    token = verbs.add_parser("token", help="print a new API token for a user")
+    token.add_argument("name")
+    token.add_argument("--label", default="")
+    token.set_defaults(func=_user_token)
+    verbs.add_parser("list", help="list users").set_defaults(func=_user_list)
+    disable = verbs.add_parser("disable", help="disable a user (tokens and sessions too)")
+    disable.add_argument("name")
+    disable.set_defaults(func=_user_disable)
+    tokens = sub.add_parser("token", help="manage users' API tokens")
+    tokens.set_defaults(log_level="warning")
+    token_verbs = tokens.add_subparsers(dest="verb", required=True)
+    revoke = token_verbs.add_parser("revoke", help="revoke an API token by its id")
+    revoke.add_argument("id", type=int)
+    revoke.set_defaults(func=_token_revoke)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="webhub", description="The WebJobs hub")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the hub's HTTP server")
+    serve.add_argument("--demo-owner", action="store_true",
+                       help="on a hub with no users yet, create an owner and print its sign-in")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8700)
     serve.add_argument("--log-level", default="info",
                        choices=["debug", "info", "warning", "error"])
     serve.set_defaults(func=_serve)
+    _add_user_commands(sub)
     return parser
 
 

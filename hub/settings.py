@@ -31,6 +31,9 @@ class Settings:
     queue_timeout_ms: int
     max_body_mb: int
     spare_workers: int
+    public_rate: int              # requests a minute per address on public jobs; 0: off
+    trusted_proxies: str          # peers whose X-Forwarded-For is believed
+    session_idle_hours: float
 
     @property
     def sign_key(self) -> str:
@@ -95,12 +98,30 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         queue_timeout_ms=_int(env, "WEBJOB_QUEUE_TIMEOUT_MS", 15_000),
         max_body_mb=_int(env, "WEBJOB_MAX_BODY_MB", 10),
         spare_workers=_spares(env),
+        public_rate=_count(env, "WEBJOB_PUBLIC_RATE", 60),
+        trusted_proxies=env.get("WEBHUB_TRUSTED_PROXIES", "").strip(),
+        session_idle_hours=_hours(env, "WEBHUB_SESSION_IDLE_HOURS", 12.0),
     )
+
+
+def _hours(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise BadRequest(f"{name} must be a number of hours, not '{raw}'") from None
+    if not value > 0:
+        raise BadRequest(f"{name} must be positive, not {raw}")
+    return value
+
+
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    """Like ``_int`` but 0 is allowed (it switches the thing off)."""
+    return 0 if env.get(name, "").strip() == "0" else _int(env, name, default)
 
 
 def _spares(env: Mapping[str, str]) -> int:
     # A worker that just finished is busy building its next context for a few
     # milliseconds; spares keep a ready one at hand for every free slot.
     default = max(2, _int(env, "WEBJOB_MAX_CONCURRENT", 8) // 2)
-    raw = env.get("WEBJOB_SPARE_WORKERS", "").strip()
-    return default if not raw else 0 if raw == "0" else _int(env, "WEBJOB_SPARE_WORKERS", default)
+    return _count(env, "WEBJOB_SPARE_WORKERS", default)

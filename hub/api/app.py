@@ -12,18 +12,24 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from hub.abuse import RateLimiter, SignInThrottle, parse_trusted_proxies
 from hub.api.answers import error_response, refusal
+from hub.api.auth_routes import router as auth_router
 from hub.api.deps import Hub
+from hub.api.key_routes import router as keys_router
 from hub.api.routes import router
 from hub.api.streaming import ClientGone
+from hub.auth import Identity
 from hub.engine.engine import Engine, EngineConfig
 from hub.services.catalog import Catalog
 from hub.services.runs import JobRunner, new_ref
 from hub.settings import Settings
 from hub.store.files import FileJobStore
+from hub.store.identity import open_identity_store
 from shared.errors import BadRequest, InternalError, NotFound, WebJobsError
 
 log = logging.getLogger("webhub")
+SIGN_IN_RATE = 30  # sign-in attempts a minute per address, whatever the names
 
 
 def build_hub(settings: Settings) -> Hub:
@@ -32,7 +38,11 @@ def build_hub(settings: Settings) -> Hub:
                                  queue_timeout_ms=settings.queue_timeout_ms,
                                  spare_workers=settings.spare_workers))
     runner = JobRunner(settings, store, engine)
-    return Hub(settings, engine, runner, Catalog(store, runner, engine))
+    users = open_identity_store(settings.home)
+    identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)
+    return Hub(settings, engine, runner, Catalog(store, runner, engine), users, identity,
+               RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(SIGN_IN_RATE),
+               parse_trusted_proxies(settings.trusted_proxies))
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -48,9 +58,12 @@ def create_app(settings: Settings) -> FastAPI:
             yield
         finally:
             await hub.engine.close()
+            hub.users.close()
 
     app = FastAPI(title="WebJobs hub", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.hub = hub
+    app.include_router(auth_router)
+    app.include_router(keys_router)
     app.include_router(router)
     _install_error_handlers(app)
     return app

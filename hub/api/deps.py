@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ipaddress import IPv4Network, IPv6Network
 
 from starlette.requests import Request
 
-from hub.auth import Caller, check_owner, resolve_caller
+from hub.abuse import RateLimiter, SignInThrottle, client_address
+from hub.auth import Caller, Identity, check_owner, check_same_origin
 from hub.engine.engine import Engine
 from hub.services.catalog import Catalog
 from hub.services.runs import JobRunner
 from hub.settings import Settings
+from hub.store.identity import IdentityStore
 
 
 @dataclass
@@ -19,6 +22,12 @@ class Hub:
     engine: Engine
     runner: JobRunner
     catalog: Catalog
+    users: IdentityStore
+    identity: Identity
+    public_limiter: RateLimiter
+    sign_in: SignInThrottle
+    sign_in_rate: RateLimiter
+    trusted: list[IPv4Network | IPv6Network]
 
 
 def hub_of(request: Request) -> Hub:
@@ -26,8 +35,21 @@ def hub_of(request: Request) -> Hub:
     return hub
 
 
+def address_of(request: Request) -> str:
+    """The client's address: the socket peer, or X-Forwarded-For from a trusted proxy."""
+    peer = request.client.host if request.client else None
+    forwarded = ", ".join(request.headers.getlist("x-forwarded-for")) or None
+    return client_address(peer, forwarded, hub_of(request).trusted)
+
+
+def own_origin(request: Request) -> str:
+    return f"{request.url.scheme}://{request.url.netloc}"
+
+
 def caller_of(request: Request) -> Caller:
-    return resolve_caller(request.headers, hub_of(request).settings.system_token)
+    caller = hub_of(request).identity.resolve(request.headers, request.cookies)
+    check_same_origin(caller, request.method, request.headers, own_origin(request))
+    return caller
 
 
 def owner_of(request: Request) -> Caller:

@@ -84,7 +84,7 @@ def _split_flags(params: Any, flags: dict[str, str]) -> Any:
     return params
 
 
-async def read_inbound(request: Request, max_body: int) -> Inbound:
+async def read_inbound(request: Request, max_body: int, address: str) -> Inbound:
     query = _collect(list(request.query_params.multi_items()))
     flags: dict[str, str] = {}
     params: Any = _split_flags(dict(query), flags)
@@ -93,13 +93,12 @@ async def read_inbound(request: Request, max_body: int) -> Inbound:
         body = await read_body(request, max_body)
         posted = _split_flags(await _body_params(request, body), flags)
         params = {**params, **posted} if isinstance(posted, dict) else posted
-    client = request.client
     view = {
         "method": request.method,
         "url": str(request.url),
         "path": request.url.path,
         "query": _split_flags(query, {}),
         "headers": {k: v for k, v in request.headers.items() if k not in WITHHELD_HEADERS},
-        "ip": client.host if client else None,
+        "ip": address,
     }
     return Inbound(params, view, flags, body)

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from hub.api.answers import refusal
-from hub.api.deps import caller_of, hub_of, owner_of
+from hub.api.deps import address_of, caller_of, hub_of, owner_of
 from hub.api.inbound import Inbound, read_body, read_inbound
 from hub.api.streaming import answer_run
 from hub.auth import Caller
@@ -141,8 +141,7 @@ async def _execute(request: Request, caller: Caller) -> Response:
     origin = "editor" if fields.get("source") == "editor" else "adhoc"
     flags = {"enableLogger": str(fields.get("enableLogger", ""))}
     view: dict[str, Any] = {"method": "POST", "url": str(request.url), "path": request.url.path,
-                            "query": {}, "headers": {},
-                            "ip": request.client.host if request.client else None}
+                            "query": {}, "headers": {}, "ip": address_of(request)}
     inbound = Inbound(params, view, flags)
     return await answer_run(request, hub.runner, job, inbound, caller, origin, force_stream=True)
 
@@ -174,5 +173,8 @@ async def run_job(name: str, request: Request) -> Response:
     job = hub.runner.load(name)
     caller = caller_of(request)
     hub.runner.authorise(job, caller)
-    inbound = await read_inbound(request, hub.settings.max_body_bytes)
+    address = address_of(request)
+    if caller.kind == "anonymous":  # only public jobs get this far without credentials
+        hub.public_limiter.hit(address)
+    inbound = await read_inbound(request, hub.settings.max_body_bytes, address)
     return await answer_run(request, hub.runner, job, inbound, caller)

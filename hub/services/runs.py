@@ -65,7 +65,7 @@ class JobRunner:
         return self.describe(name, stored.code)
 
     def authorise(self, job: LoadedJob, caller: Caller) -> None:
-        check_job_access(caller, job.header.access)
+        check_job_access(caller, job.name, job.header.access)
 
     async def run(self, job: LoadedJob, *, caller: Caller, params: Any, request: dict[str, Any],
                   origin: str = "http", pretty: bool = False,

@@ -53,6 +53,23 @@ class HubProcess:
     proc: subprocess.Popen[bytes]
     log_path: Path
     jobs_dir: Path
+    home: Path
+
+    def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """``webhub`` against this hub's data folder (a real subprocess)."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBHUB_", "WEBJOB_"))}
+        env["WEBHUB_HOME"] = str(self.home)
+        return subprocess.run([sys.executable, "-m", "hub.cli", *args], input=stdin, env=env,
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    def add_user(self, name: str, user_class: str = "USER", password: str | None = None) -> str:
+        """Create a user through the CLI; returns its API token."""
+        made = self.cli("user", "add", name, "--class", user_class)
+        assert made.returncode == 0, made.stderr
+        if password is not None:
+            done = self.cli("user", "passwd", name, stdin=password + "\n")
+            assert done.returncode == 0, done.stderr
+        return made.stdout.strip()
 
     def client(self, **kw: object) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=30, **kw)  # type: ignore[arg-type]
@@ -70,22 +87,23 @@ class HubProcess:
 
 
 def launch_hub(tmp: Path, env_extra: dict[str, str] | None = None,
-               jobs: dict[str, str] | None = None) -> HubProcess:
+               jobs: dict[str, str] | None = None, serve_args: tuple[str, ...] = ()) -> HubProcess:
     jobs_dir = tmp / "jobs"
     shutil.copytree(REPO / "jobs", jobs_dir, dirs_exist_ok=True)
     for name, code in (jobs if jobs is not None else EXTRA_JOBS).items():
         (jobs_dir / f"{name}.job.js").write_text(code)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBHUB_", "WEBJOB_"))}
+    # Public jobs are called hard in tests: no rate limit unless a test sets one.
     env.update({"WEBHUB_HOME": str(tmp / "home"), "WEBJOB_JOBS_DIR": str(jobs_dir),
                 "WEBHUB_SYSTEM_TOKEN": TOKEN, "WEBHUB_NODE": "test-node",
-                "WEBJOB_MAX_CONCURRENT": "3", **(env_extra or {})})
+                "WEBJOB_MAX_CONCURRENT": "3", "WEBJOB_PUBLIC_RATE": "0", **(env_extra or {})})
     log_path = tmp / "hub.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "hub.cli", "serve", "--port", str(port)],
+            [sys.executable, "-m", "hub.cli", "serve", "--port", str(port), *serve_args],
             cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
-    hub = HubProcess(f"http://127.0.0.1:{port}", proc, log_path, jobs_dir)
+    hub = HubProcess(f"http://127.0.0.1:{port}", proc, log_path, jobs_dir, tmp / "home")
     _wait_healthy(hub)
     return hub
 

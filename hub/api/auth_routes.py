@@ -1,0 +1,96 @@
+"""Browser sign-in: the login page, session cookies, and who am I."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+from urllib.parse import parse_qsl, quote
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from hub.api.deps import address_of, caller_of, hub_of
+from hub.api.inbound import read_body
+from hub.api.login_page import render, safe_next
+from hub.auth import SESSION_COOKIE
+from shared.errors import BadRequest, NotSignedIn, TooManyRequests
+
+router = APIRouter()
+
+
+@router.get("/login")
+async def login_page(request: Request, note: str = "", next: str = "") -> HTMLResponse:
+    caller = hub_of(request).identity.resolve({}, request.cookies)
+    name = caller.name if caller.kind == "user" else None
+    return HTMLResponse(render(note, next or None, name),
+                        headers={"Content-Security-Policy": "default-src 'none'; "
+                                 "style-src 'unsafe-inline'; form-action 'self'; "
+                                 "frame-ancestors 'none'", "Cache-Control": "no-store"})
+
+
+async def _credentials(request: Request) -> tuple[dict[str, str], bool]:
+    """(fields, came from an HTML form)."""
+    body = await read_body(request, 64 * 1024)
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype == "application/json":
+        try:
+            data = json.loads(body or b"{}")
+        except ValueError:
+            raise BadRequest("The request body is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise BadRequest("Send {name, password}")
+        return {k: str(v) for k, v in data.items() if isinstance(v, str | int)}, False
+    return dict(parse_qsl(body.decode("utf-8", errors="replace"))), True
+
+
+def _session_cookie(response: Response, request: Request, value: str, max_age: int) -> None:
+    response.set_cookie(SESSION_COOKIE, value, max_age=max_age, path="/", httponly=True,
+                        samesite="lax", secure=request.url.scheme == "https")
+
+
+@router.post("/api/auth/login")
+async def login(request: Request) -> Response:
+    hub = hub_of(request)
+    fields, from_form = await _credentials(request)
+    name, address = fields.get("name", "").strip(), address_of(request)
+    next_path = safe_next(fields.get("next"))
+    try:
+        hub.sign_in_rate.hit(address)  # a burst of parallel guesses meets this first
+        delay = hub.sign_in.check(name, address)
+    except TooManyRequests:
+        if from_form:
+            return RedirectResponse(f"/login?note=locked&next={quote(next_path)}", 303)
+        raise
+    if delay:
+        await asyncio.sleep(delay)  # deliberate: repeated failures slow down
+    # scrypt takes ~50 ms of CPU: off the event loop, so other requests keep flowing.
+    user = await asyncio.to_thread(hub.users.check_password, name, fields.get("password", ""))
+    if user is None:
+        hub.sign_in.failed(name, address)
+        if from_form:
+            return RedirectResponse(f"/login?note=failed&next={quote(next_path)}", 303)
+        raise NotSignedIn("Wrong name or password")
+    hub.sign_in.succeeded(name, address)
+    secret = hub.users.open_session(user.id)
+    response: Response = (RedirectResponse(next_path, 303) if from_form else JSONResponse(
+        {"success": True, "user": {"name": user.name, "userClass": user.user_class}}))
+    _session_cookie(response, request, secret, int(hub.settings.session_idle_hours * 3600))
+    return response
+
+
+@router.post("/api/auth/logout")
+async def logout(request: Request) -> Response:
+    caller_of(request)  # a cross-site logout is refused like any other cookie write
+    secret = request.cookies.get(SESSION_COOKIE)
+    if secret:
+        hub_of(request).users.close_session(secret)
+    response = JSONResponse({"success": True})
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+@router.get("/api/auth/me")
+async def me(request: Request) -> dict[str, Any]:
+    return caller_of(request).as_job_view()

@@ -1,0 +1,51 @@
+"""API keys pinned to one job (``Access: key``): owners issue, list and revoke them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.requests import Request
+
+from hub.api.deps import hub_of, owner_of
+from hub.api.inbound import read_body
+from shared.errors import BadRequest, NotFound
+
+router = APIRouter(prefix="/api/webjobs")
+
+
+def _job_must_exist(request: Request, name: str) -> None:
+    hub_of(request).runner.load(name)  # HUB-007 for a bad name, SYS-404 for none
+
+
+@router.post("/{name}/keys")
+async def issue_key(name: str, request: Request) -> dict[str, Any]:
+    owner_of(request)
+    _job_must_exist(request, name)
+    body = await read_body(request, 64 * 1024)
+    try:
+        data = json.loads(body or b"{}")
+    except ValueError:
+        raise BadRequest("The request body is not valid JSON") from None
+    label = data.get("label", "") if isinstance(data, dict) else ""
+    if not isinstance(label, str) or len(label) > 100:
+        raise BadRequest("'label' must be text of at most 100 characters")
+    key, secret = hub_of(request).users.issue_key(name, label)
+    return {"success": True, "key": secret, **asdict(key)}
+
+
+@router.get("/{name}/keys")
+async def list_keys(name: str, request: Request) -> dict[str, Any]:
+    owner_of(request)
+    _job_must_exist(request, name)
+    return {"keys": [asdict(k) for k in hub_of(request).users.list_keys(name)]}
+
+
+@router.delete("/{name}/keys/{key_id}")
+async def revoke_key(name: str, key_id: int, request: Request) -> dict[str, Any]:
+    owner_of(request)
+    if not hub_of(request).users.revoke_key(name, key_id):
+        raise NotFound(f"Job '{name}' has no key {key_id}")
+    return {"success": True}
