@@ -11,7 +11,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from hub.api.deps import address_of, caller_of, hub_of
+from hub.api.deps import address_of, caller_of, hub_of, public_scheme
 from hub.api.inbound import read_body
 from hub.api.login_page import render, safe_next
 from hub.auth import SESSION_COOKIE
@@ -47,7 +47,7 @@ async def _credentials(request: Request) -> tuple[dict[str, str], bool]:
 
 def _session_cookie(response: Response, request: Request, value: str, max_age: int) -> None:
     response.set_cookie(SESSION_COOKIE, value, max_age=max_age, path="/", httponly=True,
-                        samesite="lax", secure=request.url.scheme == "https")
+                        samesite="lax", secure=public_scheme(request) == "https")
 
 
 @router.post("/api/auth/login")

@@ -42,8 +42,32 @@ def address_of(request: Request) -> str:
     return client_address(peer, forwarded, hub_of(request).trusted)
 
 
+def _peer_trusted(request: Request) -> bool:
+    from ipaddress import ip_address
+
+    peer = request.client.host if request.client else ""
+    try:
+        address = ip_address(peer)
+    except ValueError:
+        return False
+    return any(address in network for network in hub_of(request).trusted)
+
+
+def public_scheme(request: Request) -> str:
+    """http or https as the browser sees it (a trusted proxy may terminate TLS)."""
+    if _peer_trusted(request):
+        forwarded = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+        if forwarded in ("http", "https"):
+            return forwarded
+    return request.url.scheme
+
+
 def own_origin(request: Request) -> str:
-    return f"{request.url.scheme}://{request.url.netloc}"
+    """The hub's origin as the browser sees it, for the same-origin check."""
+    host = request.url.netloc
+    if _peer_trusted(request):
+        host = request.headers.get("x-forwarded-host", "").split(",")[0].strip() or host
+    return f"{public_scheme(request)}://{host}"
 
 
 def caller_of(request: Request) -> Caller:

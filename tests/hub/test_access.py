@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,8 @@ JOBS = {
     "acc_key": f"/*\nAccess: key\n*/\n{ECHO}",
     "acc_other_key": f"/*\nAccess: key\n*/\n{ECHO}",
     "acc_bogus": f"/*\nAccess: everyone\n*/\n{ECHO}",
+    "public_acc_silent": ECHO,
+    "acc_silent": ECHO,
 }
 PLAIN = {"Accept": "application/json"}
 LEVEL_JOB = {"public": "public_acc", "user": "acc_user", "owner": "acc_owner", "key": "acc_key"}
@@ -174,8 +177,6 @@ def test_revoked_token_and_disabled_user(tmp_path: Path) -> None:
 
 
 def _token_id(hub: HubProcess, label: str) -> int:
-    import sqlite3
-
     with sqlite3.connect(hub.home / "hub.db") as db:
         row = db.execute("SELECT id FROM api_tokens WHERE label = ?", (label,)).fetchone()
     assert row is not None
@@ -244,3 +245,44 @@ def test_demo_owner_is_created_once(tmp_path: Path) -> None:
         assert password not in again.log_text() and token not in again.log_text()
     finally:
         again.stop()
+
+
+def test_an_idle_session_expires(world: World) -> None:
+    client = world.hub.client()
+    try:
+        signed = client.post("/api/auth/login",
+                             json={"name": "olive", "password": "olive-secret-1"})
+        assert signed.status_code == 200
+        assert client.get("/api/auth/me").json()["name"] == "olive"
+        with sqlite3.connect(world.hub.home / "hub.db") as db:  # 13 idle hours pass
+            db.execute("UPDATE sessions SET last_seen = last_seen - 13 * 3600")
+        assert client.get("/api/auth/me").json()["kind"] == "anonymous"
+        refused = client.get("/api/webjobs/acc_user", headers=PLAIN)
+        assert refused.status_code == 401
+    finally:
+        client.close()
+
+
+def test_a_public_prefix_means_public_when_the_header_is_silent(world: World) -> None:
+    assert httpx.get(f"{world.hub.url}/api/webjobs/public_acc_silent",
+                     headers=PLAIN).status_code == 200
+    assert httpx.get(f"{world.hub.url}/api/webjobs/acc_silent", headers=PLAIN).status_code == 401
+
+
+def test_cookies_are_secure_behind_a_trusted_tls_proxy(
+        start_hub: Callable[..., HubProcess]) -> None:
+    hub = start_hub({"WEBHUB_TRUSTED_PROXIES": "127.0.0.1"}, {})
+    hub.add_user("sec", "OWNER", password="secure-pass-1")
+    proxied = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "jobs.example"}
+    with hub.client() as c:
+        resp = c.post("/api/auth/login", json={"name": "sec", "password": "secure-pass-1"},
+                      headers=proxied)
+        cookie = resp.headers["set-cookie"].lower()
+        assert "secure" in cookie and "httponly" in cookie and "samesite=lax" in cookie
+        c.cookies.set("webhub_session", resp.cookies["webhub_session"])
+        save = {"name": "sec_job", "code": "return 1"}
+        same = c.post("/api/webjobs/save", json=save,
+                      headers={**proxied, "Origin": "https://jobs.example"})
+        assert same.status_code == 200
+        other = c.post("/api/webjobs/save", json=save, headers={**proxied, "Origin": hub.url})
+        assert other.status_code == 403
