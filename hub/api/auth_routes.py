@@ -86,7 +86,10 @@ async def logout(request: Request) -> Response:
     secret = request.cookies.get(SESSION_COOKIE)
     if secret:
         hub_of(request).users.close_session(secret)
-    response = JSONResponse({"success": True})
+    from_form = request.headers.get("content-type", "").startswith(
+        "application/x-www-form-urlencoded")
+    response: Response = (RedirectResponse("/login?note=out", 303) if from_form
+                          else JSONResponse({"success": True}))
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
 

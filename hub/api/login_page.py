@@ -61,6 +61,8 @@ def safe_next(target: str | None) -> str:
 def render(note: str = "", next_path: str | None = None, signed_in_as: str | None = None) -> str:
     text = _NOTES.get(note, "")
     if signed_in_as and not text:
-        text = f'<p class="note ok" id="note">Signed in as {html.escape(signed_in_as)}.</p>'
+        text = (f'<p class="note ok" id="note">Signed in as {html.escape(signed_in_as)}.</p>'
+                '<form method="post" action="/api/auth/logout">'
+                '<button type="submit" id="signout">Sign out</button></form>')
     return _PAGE.replace("{note}", text).replace(
         "{next}", html.escape(safe_next(next_path), quote=True))

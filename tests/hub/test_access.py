@@ -286,3 +286,16 @@ def test_cookies_are_secure_behind_a_trusted_tls_proxy(
         assert same.status_code == 200
         other = c.post("/api/webjobs/save", json=save, headers={**proxied, "Origin": hub.url})
         assert other.status_code == 403
+
+
+def test_signing_out_from_the_sign_in_page(world: World) -> None:
+    with world.hub.client() as c:
+        c.post("/api/auth/login", json={"name": "olive", "password": "olive-secret-1"})
+        page = c.get("/login").text
+        assert "Signed in as olive" in page and 'id="signout"' in page
+        out = c.post("/api/auth/logout", content=b"",  # what the page's empty form sends
+                     headers={"Sec-Fetch-Site": "same-origin",
+                              "Content-Type": "application/x-www-form-urlencoded"})
+        assert out.status_code == 303 and out.headers["location"] == "/login?note=out"
+        assert c.get("/api/auth/me").json()["kind"] == "anonymous"
+        assert "You are signed out" in c.get("/login?note=out").text
