@@ -85,6 +85,7 @@ class _ActiveRun:
         self.finished: asyncio.Future[tuple[dict[str, Any], bytes, int] | JobError] = (
             asyncio.get_running_loop().create_future())
         self.kill_reason: JobError | None = None
+        self.host_calls: set[asyncio.Task[None]] = set()
 
     # -- RunOwner ---------------------------------------------------------------
     def on_log(self, lines: list[list[Any]]) -> None:
@@ -97,7 +98,9 @@ class _ActiveRun:
             self.req.on_log(line)
 
     def on_call(self, call: dict[str, Any]) -> None:
-        background(self._answer(call))
+        task = background(self._answer(call))
+        self.host_calls.add(task)
+        task.add_done_callback(self.host_calls.discard)
 
     def on_done(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> None:
         if not self.finished.done():
@@ -118,8 +121,8 @@ class _ActiveRun:
             if self.bridge is None:
                 raise JobFailed(f"'{op}' is not available to jobs on this hub")
             ok, value = True, await self.bridge.call(op, call.get("args"), self.req)
-        except JobError as exc:
-            ok, value = False, {"message": exc.message, "code": exc.code}
+        except JobError as exc:  # ``job_code`` (e.g. an SQL state) becomes the Error's code
+            ok, value = False, {"message": exc.message, "code": exc.extra.get("job_code", exc.code)}
         if not self.finished.done():  # an answer after the run ended goes nowhere
             self.worker.send({"op": "reply", "run": self.req.job_id, "id": call.get("id"),
                               "ok": ok, "value": value})
@@ -179,6 +182,8 @@ class _ActiveRun:
             raise
         finally:
             watchdog.cancel()
+            for call in list(self.host_calls):  # a query or request never outlives its run
+                call.cancel()
         if isinstance(outcome, JobError):
             return self._failed(outcome)
         return self._completed(*outcome)

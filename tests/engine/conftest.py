@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import uvloop
 
-from hub.engine.engine import Engine, EngineConfig, RunRequest, RunResult
+from hub.engine.engine import BridgeHost, Engine, EngineConfig, RunRequest, RunResult
 from shared.header import Limits
 from shared.ndjson import LogLine
 
@@ -23,13 +23,13 @@ _ids = itertools.count()
 
 
 class EngineHarness:
-    def __init__(self, config: EngineConfig) -> None:
+    def __init__(self, config: EngineConfig, bridge: BridgeHost | None = None) -> None:
         # uvloop, as in production: libuv reaps worker processes itself (asyncio's
         # threaded child watcher misreports them from a non-main-thread loop).
         self.loop = uvloop.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.engine = Engine(config)
+        self.engine = Engine(config, bridge)
         self.call(self.engine.start())
 
     def call(self, coro: Any, timeout: float = 60) -> Any:

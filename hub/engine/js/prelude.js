@@ -414,6 +414,43 @@
     });
   }
 
+  // ---- db.exec and http: thin wrappers; the host applies every policy -------
+  const db = freeze({
+    exec(sql, params) {
+      if (typeof sql !== 'string') return rejected(new TypeErrorC('db.exec(sql, params): sql must be text'));
+      return bridge('db.exec', { sql, params: params === undefined ? [] : params });
+    },
+  });
+  function toBase64(view) {
+    const url = bytes.base64url(new U8(view.buffer, view.byteOffset, view.byteLength));
+    let out = '';
+    for (let i = 0; i < url.length; i++) {
+      const c = url[i];
+      out += c === '-' ? '+' : c === '_' ? '/' : c;
+    }
+    for (let pad = (4 - (url.length % 4)) % 4; pad > 0; pad--) out += '=';
+    return out;
+  }
+  function httpOptions(options) {
+    const o = options && typeof options === 'object' ? { ...options } : {};
+    if (o.body instanceof ArrayBuffer) o.body = new U8(o.body);
+    if (ArrayBuffer.isView(o.body)) o.body = { base64: toBase64(o.body) };
+    return o;
+  }
+  function httpResponse(r) {
+    let raw = null;
+    const res = { status: r.status, ok: r.ok, statusText: r.statusText, headers: r.headers,
+      text: r.text, url: r.url, json() { return parse(r.text); } };
+    defineProperty(res, 'bytes', { enumerable: true,
+      get() { return raw || (raw = G.Buffer.from(r.base64 || '', 'base64')); } });
+    return freeze(res);
+  }
+  function http(url, options) {
+    const call = bridge('http', { url: StringC(url), options: httpOptions(options) });
+    call[HANDLED] = true;  // handled here: what the job gets is the promise below
+    return new JobPromise((resolve, reject) => thenOf(call, (r) => resolve(httpResponse(r)), reject));
+  }
+
   // ---- globals ---------------------------------------------------------------
   function define(name, value) {
     const d = getOwnPropertyDescriptor(G, name);
@@ -447,6 +484,8 @@
     define('verify', verify);
     define('breakpoint', () => undefined);
     define('require', jobRequire);
+    define('db', db);
+    define('http', http);
   }
 
   const host = freeze({
