@@ -10,7 +10,16 @@ PORT ?= 8700
 
 .PHONY: setup run test lint bench clean
 
-setup: $(STAMP)
+MODULES := hub/engine/js/modules
+MODULES_STAMP := $(MODULES)/node_modules/.installed
+
+setup: $(STAMP) $(MODULES_STAMP)
+
+# The npm modules jobs may require(), pinned by the lockfile.
+$(MODULES_STAMP): $(MODULES)/package.json $(MODULES)/package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	npm ci --prefix $(MODULES) --no-audit --no-fund --silent
+	touch $(MODULES_STAMP)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c "import venv, ensurepip" 2>/dev/null || \

@@ -58,6 +58,8 @@ class RunRequest:
     sign_key: str = ""
     on_log: Callable[[LogLine], None] | None = None
     on_start: Callable[[], None] | None = None  # called once a worker has the run
+    approved_modules: list[str] = field(default_factory=list)
+    modules: list[dict[str, str]] = field(default_factory=list)  # builds this job names
 
 
 @dataclass
@@ -166,7 +168,7 @@ class _ActiveRun:
         self.worker.owner = self
         self.worker.send({"op": "run", "run": self.req.job_id, "source": self.req.source,
                           "spec": self._spec(),
-                          "memoryMb": self.req.limits.memory_mb,
+                          "memoryMb": self.req.limits.memory_mb, "modules": self.req.modules,
                           "live": self.req.on_log is not None})
         watchdog = asyncio.ensure_future(self.supervise())
         try:
@@ -191,7 +193,8 @@ class _ActiveRun:
     def _spec(self) -> dict[str, Any]:
         return {"params": self.req.params, "request": self.req.request,
                 "limits": self.req.limits.as_job_view(), "pretty": self.req.pretty,
-                "live": self.req.on_log is not None,
+                "live": self.req.on_log is not None, "approved": self.req.approved_modules,
+                "named": [m["name"] for m in self.req.modules],
                 "signKey": self.req.sign_key}
 
     def _elapsed_ms(self) -> int:

@@ -18,9 +18,10 @@ import re
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
-from hub.engine import crossing, v8
+from hub.engine import crossing, modules, v8
 from hub.engine.background import background
 from hub.engine.channel import ConsoleChannel
 
@@ -47,6 +48,7 @@ class PreparedContext:
 
     racer: v8.Racer
     channel: ConsoleChannel | None = None
+    modules: set[str] = field(default_factory=set)  # approved modules already loaded
     done: asyncio.Event = field(default_factory=asyncio.Event)
     on_log: LogSink | None = None
     on_call: CallSink | None = None
@@ -93,6 +95,24 @@ async def prepare_context() -> PreparedContext:
     racer.install_notifier("__webjob_wake", lambda _text: prepared.handle_wake(), with_args=False)
     prepared.channel = ConsoleChannel(racer.eval(_SANDBOX))
     return prepared
+
+
+_module_sources: dict[str, str] = {}
+
+
+def load_module(prepared: PreparedContext, build: dict[str, str]) -> bool:
+    """Load one approved module's browser build into the context (before the job)."""
+    if build["name"] in prepared.modules:
+        return True
+    try:
+        source = _module_sources.get(build["path"])
+        if source is None:
+            source = _module_sources[build["path"]] = Path(build["path"]).read_text("utf-8")
+        prepared.racer.eval(modules.loader_script(build, source))
+    except (OSError, v8.EvalError):
+        return False  # require() then says the module is not installed
+    prepared.modules.add(build["name"])
+    return True
 
 
 def job_script(source: str, spec: dict[str, Any]) -> tuple[str, int]:

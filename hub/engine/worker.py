@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import time
+from collections import deque
 from typing import Any
 
 from hub.engine import crossing, protocol, sandbox, v8
@@ -45,11 +46,22 @@ class Worker:
         self.current: sandbox.PreparedContext | None = None   # running a job
         self.run_id: str | None = None                         # the run it belongs to
         self.tasks: set[asyncio.Task[None]] = set()
+        self.recent_modules: deque[list[dict[str, str]]] = deque(maxlen=20)
         self.checker: v8.Racer | None = None  # a bare context, only ever parses
 
     async def warm(self) -> None:
-        self.prepared = await sandbox.prepare_context()
+        context = await sandbox.prepare_context()
+        for build in self.wanted_modules():  # what recent jobs needed, loaded while idle
+            sandbox.load_module(context, build)
+        self.prepared = context
         _send({"t": "ready", "pid": os.getpid()})
+
+    def wanted_modules(self) -> list[dict[str, str]]:
+        seen: dict[str, dict[str, str]] = {}
+        for builds in self.recent_modules:
+            for build in builds:
+                seen.setdefault(build["name"], build)
+        return list(seen.values())
 
     def on_log(self, lines: list[list[Any]]) -> None:
         _send({"t": "log", "lines": lines})
@@ -67,6 +79,10 @@ class Worker:
         assert context is not None, "a run arrived before the worker was ready"
         self.current, self.run_id = context, str(msg.get("run"))
         context.on_log, context.on_call = self.on_log, self.on_call
+        wanted = [m for m in msg.get("modules", []) if isinstance(m, dict)]
+        for build in wanted:
+            sandbox.load_module(context, build)
+        self.recent_modules.append(wanted)
         cpu0 = time.process_time()
         outcome = await sandbox.run_in_context(
             context, msg["source"], msg["spec"], int(msg["memoryMb"]), bool(msg.get("live")))

@@ -35,6 +35,8 @@ EXTRA_JOBS = {
     "public_page": "/*\nMode: page\n*/\nreturn response.html('<p>hi</p>')",
     "public_own_csp": "return response.raw('<p>x</p>', {'Content-Type': 'text/html', "
                       "'Content-Security-Policy': \"default-src 'none'\"})",
+    "public_dates": "const { format } = require('date-fns')\n"
+                    "return format(new Date(Date.UTC(2026, 10, 29)), 'd MMM yyyy')",
     "public_files": "if (params.kind === 'csv') return response.csv('a,b\\n1,2', 'staff.csv')\n"
                     "if (params.kind === 'redirect') return response.redirect('/elsewhere')\n"
                     "return response.pdf('JVBERi0=', 'r.pdf')",

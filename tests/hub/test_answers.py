@@ -161,3 +161,8 @@ def test_file_answers(client: httpx.Client) -> None:
     meta, payload = ndjson_events(streamed)
     assert isinstance(meta, MetaData) and meta.type == "pdf" and meta.filename == "r.pdf"
     assert isinstance(payload, Payload) and payload.data == b"%PDF-"
+
+
+def test_a_job_requires_an_approved_module(client: httpx.Client) -> None:
+    resp = client.get("/api/webjobs/public_dates", headers=HTML)
+    assert resp.status_code == 200 and resp.json() == "29 Nov 2026"

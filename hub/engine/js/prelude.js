@@ -392,9 +392,18 @@
     }
   }
 
-  // ---- require: approved modules arrive with the outside-world issue --------
+  // ---- require: approved modules the worker loaded for this job -------------
+  const modules = new Map();
   function jobRequire(name) {
-    const err = new ErrorC(`Module '${StringC(name)}' is not approved for jobs`);
+    const key = StringC(name);
+    // Only modules this job names as text: one loaded for an earlier job on this
+    // worker stays invisible, so a job behaves the same on every worker.
+    const named = spec && isArray(spec.named) && spec.named.indexOf(key) >= 0;
+    if (named && mapHas(modules, key)) return mapGet(modules, key);
+    const approved = spec && isArray(spec.approved) && spec.approved.indexOf(key) >= 0;
+    const err = new ErrorC(approved
+      ? `Module '${key}' is approved but not installed on this hub (or not named as text: require('${key}'))`
+      : `Module '${key}' is not approved for jobs`);
     err.code = 'JOB-002';
     throw err;
   }
@@ -511,6 +520,10 @@
       call.reject(err);
     },
     bridge,
+    provide(name, value) {
+      if (spec !== null) throw new ErrorC('Modules are provided before the job starts');
+      mapSet(modules, StringC(name), value);
+    },
   });
   defineProperty(G, '__webjob_host', { value: host, writable: false, configurable: false, enumerable: false });
 })();
