@@ -34,6 +34,7 @@ class Settings:
     public_rate: int              # requests a minute per address on public jobs; 0: off
     trusted_proxies: str          # peers whose X-Forwarded-For is believed
     session_idle_hours: float
+    modules: tuple[str, ...]      # npm modules jobs may require()
 
     @property
     def sign_key(self) -> str:
@@ -101,6 +102,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         public_rate=_count(env, "WEBJOB_PUBLIC_RATE", 60),
         trusted_proxies=env.get("WEBHUB_TRUSTED_PROXIES", "").strip(),
         session_idle_hours=_hours(env, "WEBHUB_SESSION_IDLE_HOURS", 12.0),
+        modules=tuple(m.strip() for m in env.get("WEBJOB_MODULES", "date-fns,pdf-lib").split(",")
+                      if m.strip()),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from hub.auth import Caller, check_job_access
 from hub.engine.engine import Engine, RunRequest, RunResult
+from hub.engine.modules import installed_builds, mentioned
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
 from shared.errors import NotFound
@@ -47,6 +48,7 @@ class JobRunner:
         self.store = store
         self.engine = engine
         self._noted: set[tuple[str, str]] = set()
+        self.module_builds = installed_builds(list(settings.modules))
 
     def describe(self, name: str, code: str) -> LoadedJob:
         header = parse_header(code, name)
@@ -76,7 +78,9 @@ class JobRunner:
             job_id=job_id or new_job_id(), job_name=job.name, source=job.code,
             limits=job.resolved.limits, params=params,
             request={**request, "caller": caller.as_job_view()}, origin=origin, pretty=pretty,
-            sign_key=self.settings.sign_key, on_log=on_log, on_start=on_start)
+            sign_key=self.settings.sign_key, on_log=on_log, on_start=on_start,
+            approved_modules=list(self.settings.modules),
+            modules=[b.as_message() for b in mentioned(job.code, self.module_builds)])
         result = await self.engine.run(req)
         self._log_result(job.name, result, origin)
         return result
