@@ -27,6 +27,9 @@ $(STAMP): pyproject.toml
 	@# The browser tests drive Debian's Chromium (never a downloaded browser build).
 	@command -v chromium >/dev/null || \
 		{ apt-get update -qq && apt-get install -y -qq chromium; }
+	@# db.exec reaches PostgreSQL and MariaDB through unixODBC and their ODBC drivers.
+	@dpkg -s unixodbc odbc-postgresql odbc-mariadb >/dev/null 2>&1 || \
+		{ apt-get update -qq && apt-get install -y -qq unixodbc odbc-postgresql odbc-mariadb; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
@@ -41,6 +44,7 @@ lint: setup
 	$(VENV)/bin/mypy
 
 test: setup lint
+	@bash .ci/services.sh
 	$(PY) -m pytest -q
 
 # The benchmark needs wrk (Debian package) and node (for the reference server).

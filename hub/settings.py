@@ -35,6 +35,12 @@ class Settings:
     trusted_proxies: str          # peers whose X-Forwarded-For is believed
     session_idle_hours: float
     modules: tuple[str, ...]      # npm modules jobs may require()
+    job_db: str                   # the business database db.exec queries
+    job_db_pool: int
+    job_db_session_sql: str | None
+    http_allow: str
+    http_deny: str
+    http_test_loopback_port: str  # tests only: lets http() reach one loopback port
 
     @property
     def sign_key(self) -> str:
@@ -104,6 +110,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         session_idle_hours=_hours(env, "WEBHUB_SESSION_IDLE_HOURS", 12.0),
         modules=tuple(m.strip() for m in env.get("WEBJOB_MODULES", "date-fns,pdf-lib").split(",")
                       if m.strip()),
+        job_db=env.get("WEBJOB_DB", "").strip() or f"sqlite:///{home / 'business.db'}",
+        job_db_pool=_int(env, "WEBJOB_DB_POOL", 8),
+        job_db_session_sql=env.get("WEBJOB_DB_SESSION_SQL", "").strip() or None,
+        http_allow=env.get("WEBJOB_HTTP_ALLOW", ""),
+        http_deny=env.get("WEBJOB_HTTP_DENY", ""),
+        http_test_loopback_port=env.get("WEBJOB_HTTP_TEST_LOOPBACK_PORT", ""),
     )
 
 

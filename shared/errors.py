@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 # Extra fields a failure may carry on the wire, beyond message/code/ref.
-_EXTRA_FIELDS = ("limit", "line", "column", "retry_after", "runtime", "detail")
+_EXTRA_FIELDS = ("limit", "line", "column", "retry_after", "runtime", "detail", "sqlstate")
 
 
 class WebJobsError(Exception):

@@ -21,7 +21,10 @@ from hub.api.routes import router
 from hub.api.streaming import ClientGone
 from hub.auth import Identity
 from hub.engine.engine import Engine, EngineConfig
+from hub.outside.database import Database
+from hub.outside.netpolicy import NetPolicy
 from hub.services.catalog import Catalog
+from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner, new_ref
 from hub.settings import Settings
 from hub.store.files import FileJobStore
@@ -34,15 +37,30 @@ SIGN_IN_RATE = 30  # sign-in attempts a minute per address, whatever the names
 
 def build_hub(settings: Settings) -> Hub:
     store = FileJobStore(settings.jobs_dir)
+    outside = outside_bridge(settings)
     engine = Engine(EngineConfig(max_concurrent=settings.max_concurrent,
                                  queue_timeout_ms=settings.queue_timeout_ms,
-                                 spare_workers=settings.spare_workers))
+                                 spare_workers=settings.spare_workers), outside)
     runner = JobRunner(settings, store, engine)
     users = open_identity_store(settings.home)
     identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)
     return Hub(settings, engine, runner, Catalog(store, runner, engine), users, identity,
                RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(SIGN_IN_RATE),
-               parse_trusted_proxies(settings.trusted_proxies))
+               parse_trusted_proxies(settings.trusted_proxies), outside)
+
+
+def outside_bridge(settings: Settings) -> HubBridge:
+    try:
+        policy = NetPolicy.from_settings(settings.http_allow, settings.http_deny,
+                                         settings.http_test_loopback_port)
+    except ValueError as exc:
+        raise BadRequest(f"WEBJOB_HTTP_*: {exc}") from None
+    if policy.test_loopback_port is not None:
+        log.warning("WEBJOB_HTTP_TEST_LOOPBACK_PORT is set: jobs may call 127.0.0.1:%d. "
+                    "This is for tests only; never set it in production.",
+                    policy.test_loopback_port)
+    database = Database(settings.job_db, settings.job_db_pool, settings.job_db_session_sql)
+    return HubBridge(database, policy)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -58,6 +76,7 @@ def create_app(settings: Settings) -> FastAPI:
             yield
         finally:
             await hub.engine.close()
+            await hub.outside.close()
             hub.users.close()
 
     app = FastAPI(title="WebJobs hub", lifespan=lifespan, docs_url=None, redoc_url=None)

@@ -11,6 +11,7 @@ from hub.abuse import RateLimiter, SignInThrottle, client_address
 from hub.auth import Caller, Identity, check_owner, check_same_origin
 from hub.engine.engine import Engine
 from hub.services.catalog import Catalog
+from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner
 from hub.settings import Settings
 from hub.store.identity import IdentityStore
@@ -28,6 +29,7 @@ class Hub:
     sign_in: SignInThrottle
     sign_in_rate: RateLimiter
     trusted: list[IPv4Network | IPv6Network]
+    outside: HubBridge
 
 
 def hub_of(request: Request) -> Hub:

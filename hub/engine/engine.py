@@ -58,6 +58,9 @@ class RunRequest:
     sign_key: str = ""
     on_log: Callable[[LogLine], None] | None = None
     on_start: Callable[[], None] | None = None  # called once a worker has the run
+    staff_id: int | None = None   # the caller's, for the database session
+    created: float = field(default_factory=time.monotonic)
+    host_state: dict[str, Any] = field(default_factory=dict)  # the bridge's per-run state
     approved_modules: list[str] = field(default_factory=list)
     modules: list[dict[str, str]] = field(default_factory=list)  # builds this job names
 

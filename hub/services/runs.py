@@ -79,6 +79,7 @@ class JobRunner:
             limits=job.resolved.limits, params=params,
             request={**request, "caller": caller.as_job_view()}, origin=origin, pretty=pretty,
             sign_key=self.settings.sign_key, on_log=on_log, on_start=on_start,
+            staff_id=caller.staff_id,
             approved_modules=list(self.settings.modules),
             modules=[b.as_message() for b in mentioned(job.code, self.module_builds)])
         result = await self.engine.run(req)

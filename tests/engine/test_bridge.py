@@ -62,7 +62,9 @@ catch (e) { return { message: e.message, code: e.code } }"""
 def test_a_call_in_flight_is_cancelled_when_the_run_ends(
         bridged: tuple[EngineHarness, FakeHost]) -> None:
     harness, host = bridged
-    result = harness.run("__webjob_host.bridge('slow', {}).catch(() => 0); return 'done'")
+    # The run goes on for 100 ms after making the call, so the call is surely in flight.
+    result = harness.run("__webjob_host.bridge('slow', {}).catch(() => 0);\n"
+                         "await new Promise(r => setTimeout(r, 100)); return 'done'")
     assert body_json(result) == "done"
     assert host.cancelled is not None
     harness.call(asyncio.wait_for(host.cancelled.wait(), 5))

@@ -102,6 +102,8 @@ ESCAPES: list[tuple[str, str, Any]] = [
     ("host-run-again", "try { __webjob_host.run('{\"params\":{}}', async () => 1); return 'ran'; }"
      " catch (e) { return String(e); }", "Error: A run is already started"),
     ("host-poll-from-job", "return __webjob_host.poll();", ""),
+    ("host-provide-after-start", "try { __webjob_host.provide('date-fns', {}) }"
+     " catch (e) { return e.message }", "Modules are provided before the job starts"),
     ("host-reply-own-call", "const p = __webjob_host.bridge('db', {}); __webjob_host.reply(1, true,"
      " '\"self\"'); return await p;", "self"),
     ("host-object-frozen", "'use strict'; const out = []; for (const f of ["
@@ -113,7 +115,7 @@ ESCAPES: list[tuple[str, str, Any]] = [
      " () => (0, eval)('var __webjob_host = 1')]) { try { f(); out.push('no error'); }"
      " catch (e) { out.push(e.name); } } out.push(Object.isFrozen(__webjob_host),"
      " Object.getOwnPropertyNames(__webjob_host).join()); return out;",
-     ["TypeError"] * 7 + ["no error", True, "run,poll,reply,bridge"]),
+     ["TypeError"] * 7 + ["no error", True, "run,poll,reply,bridge,provide"]),
 ]
 
 

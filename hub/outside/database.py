@@ -1,0 +1,377 @@
+"""The host side of a job's ``db.exec(sql, params?)``: one bounded pool of connections.
+
+Two kinds of URL (the ``WEBJOB_DATABASE_URL`` setting):
+
+* ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` — Python's
+  :mod:`sqlite3`, the embedded default. Each connection is in WAL mode with
+  foreign keys on, and every statement commits on its own (autocommit).
+* ``odbc:<ODBC connection string>`` — any ODBC driver through :mod:`pyodbc`, which
+  is imported only when such a URL is used, so the embedded default needs no ODBC
+  on the system. Connections are in autocommit.
+
+Every statement runs off the event loop, in a thread pool as large as the pool of
+connections. ``?`` placeholders are bound by the driver, never formatted into the
+text. A statement that returns rows gives a list of row objects keyed by column
+name (values mapped by :mod:`hub.outside.values`); any other gives
+``{"affectedRows": n}``. Failures reach the job as :class:`~shared.errors.JobFailed`:
+
+* ``database busy: …`` — no connection came free within the run's time;
+* ``database unavailable: …`` — connecting failed (never a hang: the login is bounded);
+* ``the statement was cancelled: the run's time ran out`` — the statement was cancelled
+  (``cursor.cancel()`` for ODBC, ``connection.interrupt()`` for SQLite) and its
+  connection thrown away;
+* the driver's own message otherwise, with ``extra["sqlstate"]`` set to the SQL state
+  (ODBC) or the error class name (SQLite, e.g. ``IntegrityError``).
+
+Session context: when ``session_sql`` is set it runs before *every* statement on the
+borrowed connection, with one ``?`` bound to the caller's staff id as text ('' when
+there is none), so a later borrower never sees an earlier one's value. PostgreSQL:
+``SELECT set_config('webhub.userstaffid', ?, false)``; MariaDB:
+``SET @webhub_userstaffid = ?``; SQLite has no session settings, so every SQLite
+connection gets a ``temp.webhub_session(name TEXT PRIMARY KEY, value TEXT)`` table:
+``INSERT OR REPLACE INTO temp.webhub_session VALUES ('userstaffid', ?)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from hub.outside.values import params_from_json, to_json
+from shared.errors import BadRequest, JobFailed
+
+__all__ = ["CANCELLED", "Database", "DatabaseUrl", "parse_database_url"]
+
+SETTING = "WEBJOB_DATABASE_URL"
+CANCELLED = "the statement was cancelled: the run's time ran out"
+SQLITE_TEMP_TABLE = (
+    "CREATE TEMP TABLE IF NOT EXISTS webhub_session (name TEXT PRIMARY KEY, value TEXT)"
+)
+# Longest an ODBC login may take, whatever time the run has left.
+MAX_LOGIN_S = 10.0
+SQLITE_BUSY_S = 5.0
+CANCEL_EVERY_S = 0.1
+CANCEL_TRIES = 100
+
+Result = list[dict[str, Any]] | dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DatabaseUrl:
+    """A parsed database URL: ``kind`` says the driver, ``target`` what it opens."""
+
+    kind: Literal["sqlite", "odbc"]
+    target: str  # the SQLite file path, or the ODBC connection string
+
+    def __str__(self) -> str:  # never shows an ODBC connection string (passwords)
+        return f"sqlite:///{self.target}" if self.kind == "sqlite" else "odbc:<connection string>"
+
+
+def parse_database_url(url: str, setting: str = SETTING) -> DatabaseUrl:
+    """``sqlite:///path`` or ``odbc:<connection string>``; anything else is a BadRequest."""
+    text = url.strip()
+    if text.startswith("sqlite:///"):
+        path = text[len("sqlite:///"):]
+        if not path or path == ":memory:":
+            raise BadRequest(f"{setting}: a sqlite URL needs a file path, e.g. sqlite:///webjobs.db")
+        return DatabaseUrl("sqlite", path)
+    if text.lower().startswith("odbc:"):
+        conn_str = text[len("odbc:"):].strip()
+        if not conn_str:
+            raise BadRequest(f"{setting}: an odbc URL needs a connection string after 'odbc:'")
+        return DatabaseUrl("odbc", conn_str)
+    raise BadRequest(
+        f"{setting} must be sqlite:///<path> or odbc:<ODBC connection string>, "
+        f"not {text.split(':', 1)[0]!r}"
+    )
+
+
+@dataclass
+class _Call:
+    """One statement in flight: what the event loop needs to cancel it."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    conn: Any = None
+    cursor: Any = None
+    finished: bool = False
+    cancelled: bool = False
+
+
+class _Driver:
+    """What differs between sqlite3 and pyodbc."""
+
+    def connect(self, login_s: float) -> Any:
+        raise NotImplementedError
+
+    def cancel(self, call: _Call) -> None:
+        raise NotImplementedError
+
+    def failure(self, exc: Exception) -> JobFailed | None:
+        """The job's error for a driver exception, or None if it is not the driver's."""
+        raise NotImplementedError
+
+    def broken(self, exc: Exception) -> bool:
+        """True when the connection should be thrown away after ``exc``."""
+        return False
+
+
+class _SqliteDriver(_Driver):
+    def __init__(self, path: str) -> None:
+        self.path = path
+        # Switching a new file to WAL from several connections at once fails with
+        # "database is locked" (the busy timeout does not cover it): one at a time.
+        self._connecting = threading.Lock()
+
+    def connect(self, login_s: float) -> Any:
+        if not Path(self.path).parent.is_dir():
+            raise sqlite3.OperationalError(f"no directory for {self.path}")
+        with self._connecting:
+            return self._open()
+
+    def _open(self) -> Any:
+        conn = sqlite3.connect(
+            self.path, timeout=SQLITE_BUSY_S, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute(SQLITE_TEMP_TABLE)
+        except sqlite3.Error:
+            conn.close()
+            raise
+        return conn
+
+    def cancel(self, call: _Call) -> None:
+        if call.conn is not None:
+            call.conn.interrupt()
+
+    def failure(self, exc: Exception) -> JobFailed | None:
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        return JobFailed(str(exc) or type(exc).__name__, sqlstate=type(exc).__name__)
+
+
+class _OdbcDriver(_Driver):
+    def __init__(self, conn_str: str) -> None:
+        self.conn_str = conn_str
+        # Imported lazily: only for odbc: URLs.
+        self.pyodbc: Any = cast(Any, importlib.import_module("pyodbc"))
+        self.pyodbc.native_uuid = True  # uuid columns as uuid.UUID, so values.py maps them
+
+    def connect(self, login_s: float) -> Any:
+        timeout = max(1, round(min(login_s, MAX_LOGIN_S)))
+        return self.pyodbc.connect(self.conn_str, autocommit=True, timeout=timeout)
+
+    def cancel(self, call: _Call) -> None:
+        if call.cursor is not None:
+            call.cursor.cancel()
+
+    def failure(self, exc: Exception) -> JobFailed | None:
+        if not isinstance(exc, self.pyodbc.Error):
+            return None
+        state = str(exc.args[0]) if len(exc.args) > 1 else None
+        message = str(exc.args[-1]) if exc.args else type(exc).__name__
+        return JobFailed(message, sqlstate=state)
+
+    def broken(self, exc: Exception) -> bool:
+        state = str(exc.args[0]) if len(exc.args) > 1 else ""
+        return state.startswith(("08", "HYT")) or isinstance(exc, self.pyodbc.InterfaceError)
+
+
+def _driver_for(url: DatabaseUrl) -> _Driver:
+    if url.kind == "sqlite":
+        return _SqliteDriver(url.target)
+    try:
+        return _OdbcDriver(url.target)
+    except ImportError:
+        raise BadRequest(f"{SETTING}: odbc URLs need the pyodbc package and unixODBC") from None
+
+
+class Database:
+    """A bounded pool of connections to one database, used from the event loop."""
+
+    def __init__(self, url: str, pool_size: int = 8, session_sql: str | None = None) -> None:
+        if pool_size < 1:
+            raise BadRequest("the database pool needs at least one connection")
+        self.url = parse_database_url(url)
+        self.pool_size = pool_size
+        self.session_sql = session_sql
+        self._driver = _driver_for(self.url)
+        self._idle: list[Any] = []
+        self._idle_lock = threading.Lock()
+        self._slots = asyncio.Semaphore(pool_size)
+        self._executor = ThreadPoolExecutor(pool_size, thread_name_prefix="webjobs-db")
+        self._closed = False
+
+    async def exec(
+        self, sql: str, params: list[Any] | None, staff_id: int | None, timeout_s: float
+    ) -> Result:
+        """Run one statement within ``timeout_s`` seconds (waiting for a connection included)."""
+        if self._closed:
+            raise JobFailed("database unavailable: the hub is shutting down")
+        if not isinstance(sql, str) or not sql.strip():
+            raise JobFailed("db.exec needs an SQL statement as its first argument")
+        bound = params_from_json(params)
+        deadline = time.monotonic() + timeout_s
+        try:
+            await asyncio.wait_for(self._slots.acquire(), timeout=max(timeout_s, 0.0))
+        except TimeoutError:
+            raise JobFailed(
+                f"database busy: no free connection within {timeout_s:g}s "
+                f"(all {self.pool_size} in use)"
+            ) from None
+        return await self._run(sql, bound, staff_id, deadline)
+
+    async def _run(
+        self, sql: str, bound: list[Any], staff_id: int | None, deadline: float
+    ) -> Result:
+        call = _Call()
+        loop = asyncio.get_running_loop()
+        try:
+            future = loop.run_in_executor(
+                self._executor, self._work, call, sql, bound, staff_id, deadline
+            )
+        except RuntimeError:  # closed while this run waited for a connection
+            self._slots.release()
+            raise JobFailed("database unavailable: the hub is shutting down") from None
+        # The slot comes back only once the thread is really done with the connection.
+        future.add_done_callback(self._thread_done)
+        try:
+            done, _ = await asyncio.wait({future}, timeout=max(deadline - time.monotonic(), 0.0))
+        except asyncio.CancelledError:
+            self._cancel(call)
+            raise
+        if future in done or not self._cancel(call):
+            return await future
+        raise JobFailed(CANCELLED)
+
+    def _thread_done(self, future: asyncio.Future[Result]) -> None:
+        if not future.cancelled():
+            future.exception()  # retrieved: a cancelled run's late failure is not news
+        self._slots.release()
+
+    def _cancel(self, call: _Call) -> bool:
+        """Cancel the statement from another thread; False if it had already finished."""
+        with call.lock:
+            if call.finished:
+                return False
+            call.cancelled = True
+        threading.Thread(
+            target=self._keep_cancelling, args=(call,), name="webjobs-db-cancel", daemon=True
+        ).start()
+        return True
+
+    def _keep_cancelling(self, call: _Call) -> None:
+        # A cancel that lands between two steps (connecting, the session statement) is
+        # a no-op, so it is repeated until the thread gives the connection up.
+        # Under the lock: the thread never closes the cursor while it is being cancelled.
+        for _ in range(CANCEL_TRIES):
+            with call.lock:
+                if call.finished:
+                    return
+                _quietly(self._driver.cancel, call)
+            time.sleep(CANCEL_EVERY_S)
+
+    # Everything below runs in a pool thread.
+
+    def _work(
+        self, call: _Call, sql: str, bound: list[Any], staff_id: int | None, deadline: float
+    ) -> Result:
+        keep = False
+        try:
+            call.conn = self._borrow(deadline)
+            with call.lock:
+                if call.cancelled:
+                    raise JobFailed(CANCELLED)
+            result = self._statement(call, sql, bound, staff_id)
+            keep = True
+            return result
+        except JobFailed:
+            raise
+        except Exception as exc:
+            keep = not self._driver.broken(exc)
+            raise self._failure(exc) from None
+        finally:
+            with call.lock:
+                call.finished = True
+                keep = keep and not call.cancelled and not self._closed
+            self._give_back(call.conn, keep)
+
+    def _failure(self, exc: Exception) -> Exception:
+        failure = self._driver.failure(exc)
+        if failure is None:
+            return exc
+        if self._driver.broken(exc):
+            return JobFailed(f"database unavailable: {failure.message}", **failure.extra)
+        return failure
+
+    def _borrow(self, deadline: float) -> Any:
+        with self._idle_lock:
+            if self._idle:
+                return self._idle.pop()
+        try:
+            return self._driver.connect(max(deadline - time.monotonic(), 1.0))
+        except Exception as exc:
+            failure = self._driver.failure(exc)
+            if failure is None:
+                raise
+            raise JobFailed(f"database unavailable: {failure.message}") from None
+
+    def _give_back(self, conn: Any, keep: bool) -> None:
+        if conn is None:
+            return
+        if keep:
+            with self._idle_lock:
+                self._idle.append(conn)
+        else:
+            _quietly(conn.close)
+
+    def _statement(self, call: _Call, sql: str, bound: list[Any], staff_id: int | None) -> Result:
+        cursor = call.conn.cursor()
+        call.cursor = cursor
+        try:
+            if self.session_sql is not None:
+                staff = "" if staff_id is None else str(staff_id)
+                cursor.execute(self.session_sql, [staff])
+                if cursor.description is not None:
+                    cursor.fetchall()
+            cursor.execute(sql, bound)
+            if cursor.description is None:
+                return {"affectedRows": max(cursor.rowcount, 0)}
+            names = [str(col[0]) for col in cursor.description]
+            return [
+                {name: to_json(value) for name, value in zip(names, row, strict=False)}
+                for row in cursor.fetchall()
+            ]
+        finally:
+            with call.lock:
+                call.cursor = None
+                _quietly(cursor.close)
+
+    async def close(self) -> None:
+        """Refuse new statements, close idle connections, let running ones finish."""
+        self._closed = True
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        await asyncio.to_thread(_close_all, idle)
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _close_all(conns: list[Any]) -> None:
+    for conn in conns:
+        _quietly(conn.close)
+
+
+def _quietly(fn: Callable[..., Any], *args: Any) -> None:
+    # Closing or cancelling a dead connection must not fail the run.
+    with contextlib.suppress(Exception):
+        fn(*args)

@@ -1,0 +1,101 @@
+"""A job's db.exec() and http() through a real hub: the bridge, the policy, the budget."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+
+from tests.hub.conftest import AUTH, HubProcess
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = json.dumps({"path": self.path, "seen": self.headers.get("X-Probe")}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def local_server() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield int(server.server_address[1])
+    server.shutdown()
+    server.server_close()
+
+
+def execute(hub: HubProcess, code: str) -> dict[str, object]:
+    with hub.client() as c:
+        resp = c.post("/api/webjobs/execute", headers=AUTH,
+                      files={"file": ("t.job.js", code.encode())})
+    *_, last = resp.text.strip().splitlines()
+    return dict(json.loads(last)) if last.startswith("{") else {"value": json.loads(last)}
+
+
+def test_db_exec_on_the_embedded_database(start_hub: Callable[..., HubProcess]) -> None:
+    hub = start_hub(jobs={})
+    code = """
+await db.exec(
+  "CREATE TABLE IF NOT EXISTS dept (id INTEGER PRIMARY KEY, name TEXT, budget REAL)")
+const added = await db.exec("INSERT INTO dept (name, budget) VALUES (?, ?), (?, ?)",
+                            ["Sales", 1.5, "O'Brien & Co", null])
+const rows = await db.exec("SELECT name, budget FROM dept WHERE name <> ? ORDER BY id", ["x"])
+let error
+try { await db.exec("SELECT * FROM missing_table") }
+catch (e) { error = { message: e.message, code: e.code } }
+return { added, rows, error }"""
+    out = execute(hub, code)
+    assert out["added"] == {"affectedRows": 2}
+    assert out["rows"] == [{"name": "Sales", "budget": 1.5},
+                           {"name": "O'Brien & Co", "budget": None}]
+    error = out["error"]
+    assert isinstance(error, dict) and "missing_table" in str(error["message"]) and error["code"]
+
+
+def test_http_under_the_policy(start_hub: Callable[..., HubProcess], local_server: int) -> None:
+    hub = start_hub({"WEBJOB_HTTP_TEST_LOOPBACK_PORT": str(local_server)}, {})
+    code = f"""
+const ok = await http("http://127.0.0.1:{local_server}/hello?x=1",
+                      {{ headers: {{ "X-Probe": "p" }} }})
+const refused = []
+for (const url of ["http://169.254.169.254/latest/meta-data/", "http://127.0.0.1:1/",
+                   "http://[::1]:{local_server}/", "file:///etc/passwd",
+                   "http://2130706433:1/"]) {{
+  try {{ await http(url); refused.push("REACHED " + url) }} catch (e) {{ refused.push(e.message) }}
+}}
+return {{ status: ok.status, body: ok.json(), refused }}"""
+    out = execute(hub, code)
+    assert out["status"] == 200 and out["body"] == {"path": "/hello?x=1", "seen": "p"}
+    refused = out["refused"]
+    assert isinstance(refused, list) and len(refused) == 5
+    assert all(r.startswith("http():") for r in refused), refused
+    assert "WEBJOB_HTTP_TEST_LOOPBACK_PORT is set" in hub.log_text()
+
+
+def test_fifty_calls_a_run(start_hub: Callable[..., HubProcess], local_server: int) -> None:
+    hub = start_hub({"WEBJOB_HTTP_TEST_LOOPBACK_PORT": str(local_server)}, {})
+    code = f"""
+let n = 0
+try {{ for (;;) {{ await http("http://127.0.0.1:{local_server}/"); n++ }} }}
+catch (e) {{ return {{ n, message: e.message }} }}"""
+    out = execute(hub, code)
+    assert out["n"] == 50 and "at most 50" in str(out["message"])
+
+
+def test_without_the_test_port_loopback_is_refused(hub: HubProcess, local_server: int) -> None:
+    out = execute(hub, f'try {{ await http("http://127.0.0.1:{local_server}/") }} '
+                       'catch (e) { return e.message }')
+    assert str(out["value"]).startswith("http():")
+    assert httpx.get(f"http://127.0.0.1:{local_server}/").status_code == 200  # it is up
