@@ -61,6 +61,8 @@ class RunRequest:
     staff_id: int | None = None   # the caller's, for the database session
     created: float = field(default_factory=time.monotonic)
     host_state: dict[str, Any] = field(default_factory=dict)  # the bridge's per-run state
+    # Set by the engine while the run is active: the host adds a console line to it.
+    note: Callable[[str, str], None] | None = None
     approved_modules: list[str] = field(default_factory=list)
     modules: list[dict[str, str]] = field(default_factory=list)  # builds this job names
 
@@ -96,6 +98,11 @@ class _ActiveRun:
     def on_log(self, lines: list[list[Any]]) -> None:
         for level, message, t in lines:
             self._log(LogLine(str(level), str(message), int(t)))
+
+    def host_note(self, level: str, message: str) -> None:
+        """A console line written by the host on the job's behalf (an http call...)."""
+        if not self.finished.done():
+            self._log(LogLine(level, message, self._elapsed_ms()))
 
     def _log(self, line: LogLine) -> None:
         self.logs.append(line)
@@ -169,6 +176,7 @@ class _ActiveRun:
 
     async def execute(self) -> RunResult:
         self.worker.owner = self
+        self.req.note = self.host_note
         self.worker.send({"op": "run", "run": self.req.job_id, "source": self.req.source,
                           "spec": self._spec(),
                           "memoryMb": self.req.limits.memory_mb, "modules": self.req.modules,

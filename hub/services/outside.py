@@ -16,10 +16,16 @@ from typing import Any
 from hub.engine.engine import RunRequest
 from hub.outside.database import Database
 from hub.outside.http_client import CallBudget, fetch
-from hub.outside.netpolicy import NetPolicy
+from hub.outside.netpolicy import NetPolicy, display_url
 from shared.errors import JobFailed
 
 log = logging.getLogger("webhub.outside")
+
+
+def _note(run: RunRequest, level: str, message: str) -> None:
+    """Every outbound call is part of the run's console (live, and kept with it)."""
+    if run.note is not None:
+        run.note(level, message)
 
 
 class HubBridge:
@@ -52,8 +58,20 @@ class HubBridge:
         if not isinstance(args, dict) or not isinstance(args.get("url"), str):
             raise JobFailed("http(url, options): the URL must be text")
         budget = run.host_state.setdefault("http", CallBudget())
-        budget.take()
-        return await fetch(args["url"], args.get("options"), self.policy)
+        given = args.get("options")
+        options: dict[str, Any] = given if isinstance(given, dict) else {}
+        method = str(options.get("method") or "GET").upper()
+        shown, started = display_url(args["url"]), time.monotonic()
+        try:
+            budget.take()
+            answer: dict[str, Any] = await fetch(args["url"], options, self.policy)
+        except JobFailed as exc:
+            _note(run, "warn", f"http {method} {shown} refused or failed: {exc.message}")
+            raise
+        size = len(answer.get("base64") or "") * 3 // 4
+        _note(run, "info", f"http {method} {shown} -> {answer.get('status')}, {size} bytes, "
+                           f"{int((time.monotonic() - started) * 1000)} ms")
+        return answer
 
     async def close(self) -> None:
         await self.database.close()

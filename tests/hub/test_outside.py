@@ -84,6 +84,24 @@ return {{ status: ok.status, body: ok.json(), refused }}"""
     assert "WEBJOB_HTTP_TEST_LOOPBACK_PORT is set" in hub.log_text()
 
 
+def test_every_call_appears_in_the_console(start_hub: Callable[..., HubProcess],
+                                           local_server: int) -> None:
+    hub = start_hub({"WEBJOB_HTTP_TEST_LOOPBACK_PORT": str(local_server)}, {})
+    code = f"""
+await http("http://user:pw@127.0.0.1:{local_server}/one")
+try {{ await http("http://10.0.0.1/") }} catch (e) {{}}
+return 1"""
+    with hub.client() as c:
+        resp = c.post("/api/webjobs/execute", headers=AUTH, data={"enableLogger": "1"},
+                      files={"file": ("t.job.js", code.encode())})
+    logs = [json.loads(ln) for ln in resp.text.splitlines() if '"type":"log"' in ln]
+    messages = [(ln["level"], ln["message"]) for ln in logs]
+    assert messages[0][0] == "info" and messages[0][1].startswith(
+        f"http GET http://127.0.0.1:{local_server}/one -> 200, ")
+    assert messages[1][0] == "warn" and "http GET http://10.0.0.1/ refused" in messages[1][1]
+    assert "pw" not in resp.text
+
+
 def test_fifty_calls_a_run(start_hub: Callable[..., HubProcess], local_server: int) -> None:
     hub = start_hub({"WEBJOB_HTTP_TEST_LOOPBACK_PORT": str(local_server)}, {})
     code = f"""
