@@ -117,3 +117,11 @@ def test_without_the_test_port_loopback_is_refused(hub: HubProcess, local_server
                        'catch (e) { return e.message }')
     assert str(out["value"]).startswith("http():")
     assert httpx.get(f"http://127.0.0.1:{local_server}/").status_code == 200  # it is up
+
+
+def test_the_test_http_job_finds_every_probe_refused(client: httpx.Client) -> None:
+    resp = client.get("/api/webjobs/_test-http", headers={**AUTH, "Accept": "application/json"})
+    out = resp.json()
+    assert out["allRefused"] is True and out["reached"] == []
+    assert len(out["outcomes"]) >= 19
+    assert all(v.startswith("refused: http():") for v in out["outcomes"].values()), out
