@@ -22,6 +22,7 @@ from hub.api.streaming import ClientGone
 from hub.auth import Identity
 from hub.engine.engine import Engine, EngineConfig
 from hub.outside.database import Database
+from hub.outside.demo_data import seed_if_new
 from hub.outside.netpolicy import NetPolicy
 from hub.services.catalog import Catalog
 from hub.services.outside import HubBridge
@@ -59,6 +60,9 @@ def outside_bridge(settings: Settings) -> HubBridge:
         log.warning("WEBJOB_HTTP_TEST_LOOPBACK_PORT is set: jobs may call 127.0.0.1:%d. "
                     "This is for tests only; never set it in production.",
                     policy.test_loopback_port)
+    embedded = settings.home / "business.db"
+    if settings.job_db == f"sqlite:///{embedded}":  # the embedded default gets demo data
+        seed_if_new(embedded)
     database = Database(settings.job_db, settings.job_db_pool, settings.job_db_session_sql)
     return HubBridge(database, policy)
 
