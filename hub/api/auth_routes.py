@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
@@ -12,10 +11,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from hub.api.deps import address_of, caller_of, hub_of, public_scheme
-from hub.api.inbound import read_body
+from hub.api.inbound import read_body, read_json_object
 from hub.api.login_page import render, safe_next
 from hub.auth import SESSION_COOKIE
-from shared.errors import BadRequest, NotSignedIn, TooManyRequests
+from shared.errors import NotSignedIn, TooManyRequests
 
 router = APIRouter()
 
@@ -32,16 +31,11 @@ async def login_page(request: Request, note: str = "", next: str = "") -> HTMLRe
 
 async def _credentials(request: Request) -> tuple[dict[str, str], bool]:
     """(fields, came from an HTML form)."""
-    body = await read_body(request, 64 * 1024)
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype == "application/json":
-        try:
-            data = json.loads(body or b"{}")
-        except ValueError:
-            raise BadRequest("The request body is not valid JSON") from None
-        if not isinstance(data, dict):
-            raise BadRequest("Send {name, password}")
+        data = await read_json_object(request, 64 * 1024)
         return {k: str(v) for k, v in data.items() if isinstance(v, str | int)}, False
+    body = await read_body(request, 64 * 1024)
     return dict(parse_qsl(body.decode("utf-8", errors="replace"))), True
 
 

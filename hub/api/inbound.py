@@ -54,6 +54,18 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
     return body
 
 
+async def read_json_object(request: Request, max_bytes: int) -> dict[str, Any]:
+    """A request body that must be one JSON object (an empty body is ``{}``)."""
+    body = await read_body(request, max_bytes)
+    try:
+        data = json.loads(body or b"{}")
+    except ValueError:
+        raise BadRequest("The request body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("The request body must be a JSON object")
+    return data
+
+
 async def _body_params(request: Request, body: bytes) -> Any:
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if not body:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from typing import Any
 
@@ -10,7 +9,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 
 from hub.api.deps import hub_of, owner_of
-from hub.api.inbound import read_body
+from hub.api.inbound import read_json_object
 from shared.errors import BadRequest, NotFound
 
 router = APIRouter(prefix="/api/webjobs")
@@ -24,12 +23,7 @@ def _job_must_exist(request: Request, name: str) -> None:
 async def issue_key(name: str, request: Request) -> dict[str, Any]:
     owner_of(request)
     _job_must_exist(request, name)
-    body = await read_body(request, 64 * 1024)
-    try:
-        data = json.loads(body or b"{}")
-    except ValueError:
-        raise BadRequest("The request body is not valid JSON") from None
-    label = data.get("label", "") if isinstance(data, dict) else ""
+    label = (await read_json_object(request, 64 * 1024)).get("label", "")
     if not isinstance(label, str) or len(label) > 100:
         raise BadRequest("'label' must be text of at most 100 characters")
     key, secret = hub_of(request).users.issue_key(name, label)

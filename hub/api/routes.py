@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 
 from hub.api.answers import refusal
 from hub.api.deps import address_of, caller_of, hub_of, owner_of
-from hub.api.inbound import Inbound, read_body, read_inbound
+from hub.api.inbound import Inbound, read_body, read_inbound, read_json_object
 from hub.api.streaming import answer_run
 from hub.auth import Caller
 from hub.store.files import SUFFIX
@@ -52,21 +52,10 @@ async def running(request: Request) -> dict[str, Any]:
     return {"running": runs}
 
 
-async def _json_object(request: Request) -> dict[str, Any]:
-    body = await read_body(request, hub_of(request).settings.max_body_bytes)
-    try:
-        data = json.loads(body or b"{}")
-    except ValueError:
-        raise BadRequest("The request body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise BadRequest("The request body must be a JSON object")
-    return data
-
-
 @router.post("/save")
 async def save(request: Request) -> dict[str, Any]:
     owner_of(request)
-    data = await _json_object(request)
+    data = await read_json_object(request, hub_of(request).settings.max_body_bytes)
     name = data.get("name")
     if not isinstance(name, str):
         raise BadJobName("'name' must be the job's name, as a string")

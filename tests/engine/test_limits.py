@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from hub.engine.engine import EngineConfig, RunResult
+from hub.engine.engine import EngineConfig, RunRequest, RunResult
 from shared.errors import TooManyRequests
 from shared.header import Limits
 from tests.engine.conftest import EngineHarness, body_json
@@ -69,13 +69,19 @@ def test_one_four_gigabyte_buffer_is_refused(engine: EngineHarness) -> None:
     assert_healthy(engine)
 
 
+async def start_long_run(engine: EngineHarness) -> tuple[RunRequest, asyncio.Future[RunResult]]:
+    """A 10 s run, once it has a worker."""
+    req = engine.request("await new Promise(r => setTimeout(r, 10000)); return 1")
+    started = asyncio.Event()
+    req.on_start = started.set
+    task = asyncio.ensure_future(engine.engine.run(req))
+    await started.wait()
+    return req, task
+
+
 def test_kill_minus_nine_mid_run(engine: EngineHarness) -> None:
     async def kill_when_running() -> RunResult:
-        req = engine.request("await new Promise(r => setTimeout(r, 10000)); return 1")
-        started = asyncio.Event()
-        req.on_start = started.set
-        task = asyncio.ensure_future(engine.engine.run(req))
-        await started.wait()
+        _, task = await start_long_run(engine)
         await asyncio.sleep(0.05)  # let the worker take the run
         busy = [w for w in engine.engine.pool._all if w.owner is not None]
         assert len(busy) == 1
@@ -90,11 +96,7 @@ def test_kill_minus_nine_mid_run(engine: EngineHarness) -> None:
 
 def test_stop_ends_a_run_now(engine: EngineHarness) -> None:
     async def stop_it() -> RunResult:
-        req = engine.request("await new Promise(r => setTimeout(r, 10000)); return 1")
-        started = asyncio.Event()
-        req.on_start = started.set
-        task = asyncio.ensure_future(engine.engine.run(req))
-        await started.wait()
+        req, task = await start_long_run(engine)
         assert [r.job_id for r in engine.engine.running()] == [req.job_id]
         assert engine.engine.stop(req.job_id)
         return await task
