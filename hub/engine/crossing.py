@@ -12,7 +12,9 @@ import binascii
 import json
 from typing import Any
 
-LEVELS = frozenset({"log", "info", "debug", "warn", "error"})
+from shared.ndjson import LOG_LEVELS
+
+LEVELS = frozenset(LOG_LEVELS)
 _CODES = frozenset({"JOB-001", "JOB-002", "JOB-003", "JOB-004"})
 _TYPES = frozenset({"json", "html", "text", "csv", "pdf", "file", "redirect", "raw"})
 _ENCODINGS = frozenset({"utf8", "base64", "base64url"})
