@@ -51,6 +51,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="comma-separated subset of floor,reference,hub",
     )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="where results go")
+    parser.add_argument(
+        "--no-outside",
+        action="store_true",
+        help="skip bench/outside_bench.py (db.exec and require() on an in-process engine)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.duration = 2
@@ -246,7 +251,19 @@ def run(args: argparse.Namespace) -> int:
     md_path, json_path = report.write_results(args.out, text, rows, meta, problems)
     say("\n" + text)
     say(f"written: {md_path} and {json_path}")
-    return 1 if problems else 0
+    outside = 0 if args.no_outside else run_outside(args.out)
+    return 1 if problems or outside else 0
+
+
+def run_outside(out_dir: Path) -> int:
+    """db.exec and require() timings on an in-process engine, appended to the same results.
+    Skipped with a message when the hub's modules cannot be imported."""
+    try:
+        from bench import outside_bench
+    except ImportError as err:
+        say(f"\n[outside] skipped: the hub's modules cannot be imported ({err})")
+        return 0
+    return outside_bench.run(out_dir)
 
 
 def main(argv: list[str] | None = None) -> int:
