@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -59,6 +60,8 @@ class RunRequest:
     on_log: Callable[[LogLine], None] | None = None
     on_start: Callable[[], None] | None = None  # called once a worker has the run
     staff_id: int | None = None   # the caller's, for the database session
+    # The run's reference: its failure answer and every log line about it carry it.
+    ref: str = field(default_factory=lambda: os.urandom(5).hex())
     created: float = field(default_factory=time.monotonic)
     host_state: dict[str, Any] = field(default_factory=dict)  # the bridge's per-run state
     # Set by the engine while the run is active: the host adds a console line to it.

@@ -48,7 +48,8 @@ class HubBridge:
         try:
             return await self.database.exec(sql, args.get("params"), run.staff_id, remaining_s)
         except JobFailed as exc:
-            log.info("[WebJob:%s] %s db.exec failed: %s", run.job_name, run.job_id, exc.message)
+            log.info("[WebJob:%s] %s db.exec failed: %s ref=%s", run.job_name, run.job_id,
+                     exc.message, run.ref)
             state = exc.extra.get("sqlstate")
             if state:
                 exc.extra["job_code"] = str(state)

@@ -83,15 +83,14 @@ class JobRunner:
             approved_modules=list(self.settings.modules),
             modules=[b.as_message() for b in mentioned(job.code, self.module_builds)])
         result = await self.engine.run(req)
-        self._log_result(job.name, result, origin)
+        self._log_result(job.name, result, origin, req.ref)
         return result
 
-    def _log_result(self, name: str, result: RunResult, origin: str) -> None:
+    def _log_result(self, name: str, result: RunResult, origin: str, ref: str) -> None:
         if result.error is None:  # failures are the log's business; successes only at DEBUG
             log.debug("[WebJob:%s] %s ok in %d ms (%s)", name, result.job_id, result.runtime_ms,
                       origin)
             return
-        ref = result.error.ref or new_ref()
         result.error.ref = ref
         log.info("[WebJob:%s] %s failed %s: %s ref=%s (%s)", name, result.job_id,
                  result.error.code, result.error.message, ref, origin)

@@ -62,6 +62,20 @@ return { added, rows, error }"""
                            {"name": "O'Brien & Co", "budget": None}]
     error = out["error"]
     assert isinstance(error, dict) and "missing_table" in str(error["message"]) and error["code"]
+    logged = [ln for ln in hub.log_text().splitlines() if "db.exec failed" in ln]
+    assert len(logged) == 1 and "[WebJob:" in logged[0] and "missing_table" in logged[0]
+    assert "ref=" in logged[0]
+
+
+def test_a_failed_statement_carries_the_runs_ref(start_hub: Callable[..., HubProcess]) -> None:
+    hub = start_hub(jobs={"sql_fails": "await db.exec('SELECT * FROM nowhere'); return 1"})
+    with hub.client() as c:
+        failure = c.get("/api/webjobs/sql_fails", headers={**AUTH, "Accept": "application/json"})
+    ref = failure.json()["ref"]
+    assert failure.json()["code"] == "JOB-001" and "nowhere" in failure.json()["error"]
+    lines = [ln for ln in hub.log_text().splitlines() if f"ref={ref}" in ln]
+    assert any("db.exec failed" in ln for ln in lines)  # the statement's own line
+    assert any("failed JOB-001" in ln for ln in lines)  # and the run's
 
 
 def test_http_under_the_policy(start_hub: Callable[..., HubProcess], local_server: int) -> None:
