@@ -27,9 +27,10 @@ $(STAMP): pyproject.toml
 	@# The browser tests drive Debian's Chromium (never a downloaded browser build).
 	@command -v chromium >/dev/null || \
 		{ apt-get update -qq && apt-get install -y -qq chromium; }
-	@# db.exec reaches PostgreSQL and MariaDB through unixODBC and their ODBC drivers.
-	@dpkg -s unixodbc odbc-postgresql odbc-mariadb >/dev/null 2>&1 || \
-		{ apt-get update -qq && apt-get install -y -qq unixodbc odbc-postgresql odbc-mariadb; }
+	@# db.exec reaches PostgreSQL, MariaDB and SQLite3 through unixODBC and their ODBC drivers.
+	@dpkg -s unixodbc odbc-postgresql odbc-mariadb libsqliteodbc >/dev/null 2>&1 || \
+		{ apt-get update -qq && \
+		  apt-get install -y -qq unixodbc odbc-postgresql odbc-mariadb libsqliteodbc; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"

@@ -1,5 +1,6 @@
 """The host side of ``db.exec``: values.py's mapping, URL parsing, and one contract suite
-run against every backend — embedded SQLite, and PostgreSQL and MariaDB through ODBC.
+run against every backend — embedded SQLite, and PostgreSQL, MariaDB and SQLite3
+(Debian's ``libsqliteodbc``, on a temporary file) through ODBC.
 
 The server backends expect the servers of the development machine (``make setup``
 installs the ODBC drivers): PostgreSQL on 127.0.0.1:5432 (user ``postgres``, trust
@@ -29,6 +30,15 @@ from shared.errors import BadRequest, JobFailed
 REPO = Path(__file__).resolve().parents[2]
 PG_ODBC = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=test;UID=postgres"
 MARIA_ODBC = "DRIVER={MariaDB Unicode};SERVER=127.0.0.1;PORT=3306;DATABASE=test;UID=root;PWD="
+SQLITE_ODBC = "Driver=SQLite3;BigInt=1;Database="
+# The SQLite3 ODBC driver runs every statement of a multi-statement text with the same
+# parameters bound by position, and counts only `?` markers: one `?` plus a named
+# `:staff` (also position 1 in its own statement) creates the per-connection temp table
+# on first use and sets it every time.
+SQLITE_ODBC_SESSION = (
+    "CREATE TEMP TABLE IF NOT EXISTS webhub_session AS SELECT 'userstaffid' AS name, "
+    "? AS value; UPDATE temp.webhub_session SET value = :staff WHERE name = 'userstaffid'"
+)
 UUID = "6f1c9f3e-7d7a-4a63-9a89-2b0b8f6c7e11"
 TZ2 = dt.timezone(dt.timedelta(hours=2))
 RECURSIVE_FOREVER = (
@@ -211,8 +221,30 @@ MARIADB = Backend(
 )
 
 
-@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def _sqlite_odbc(tmp_path: Path) -> Backend:
+    return Backend(
+        name="sqlite-odbc",
+        url=f"odbc:{SQLITE_ODBC}{tmp_path}/webjobs.db",
+        unreachable_url=f"odbc:{SQLITE_ODBC}{tmp_path}/no/such/dir/webjobs.db",
+        session_sql=SQLITE_ODBC_SESSION,
+        read_staff_sql="SELECT value AS v FROM temp.webhub_session WHERE name = 'userstaffid'",
+        long_sql=RECURSIVE_FOREVER,
+        float_type="REAL", blob_type="BLOB",
+        # The driver reports every SQLite error as HY000 (it has no 23xxx/42xxx classes);
+        # the SQLite result code is in the message: "UNIQUE constraint failed: t.name (19)".
+        syntax_state="HY000", unique_state="HY000",
+        types=[
+            ("9007199254740993", "9007199254740993"), ("9007199254740992", 9007199254740992),
+            ("x'0001ff'", "AAH/"), ("date('2024-05-01')", "2024-05-01"),
+            ("1.5", 1.5), ("'héllo ✓'", "héllo ✓"), ("NULL", None),
+        ],
+    )
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb", "sqlite-odbc"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    if request.param == "sqlite-odbc":
+        return _sqlite_odbc(tmp_path)
     return {"sqlite": _sqlite(tmp_path), "postgresql": POSTGRESQL, "mariadb": MARIADB}[
         request.param
     ]
