@@ -10,27 +10,23 @@ or on its own:  .venv/bin/python bench/outside_bench.py [--out DIR]
 from __future__ import annotations
 
 import argparse
-import asyncio
 import itertools
 import json
 import sqlite3
 import statistics
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
-
-import uvloop
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from hub.engine.engine import BridgeHost, Engine, EngineConfig, RunRequest, RunResult  # noqa: E402
+from hub.engine.engine import EngineConfig, RunRequest, RunResult  # noqa: E402
 from hub.engine.modules import installed_builds, mentioned  # noqa: E402
+from hub.engine.threaded import ThreadedEngine  # noqa: E402
 from hub.outside.database import Database  # noqa: E402
 from hub.outside.netpolicy import NetPolicy  # noqa: E402
 from hub.services.outside import HubBridge  # noqa: E402
@@ -66,18 +62,8 @@ PLAIN_JOB = 'return "1970"'
 _ids = itertools.count()
 
 
-class BenchEngine:
-    """An engine on its own uvloop thread, called synchronously (like tests' EngineHarness)."""
-
-    def __init__(self, config: EngineConfig, bridge: BridgeHost | None = None) -> None:
-        self.loop = uvloop.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.engine = Engine(config, bridge)
-        self.call(self.engine.start())
-
-    def call(self, coro: Coroutine[Any, Any, T], timeout: float = 120) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+class BenchEngine(ThreadedEngine):
+    """The engine, called synchronously, timing each run on its own loop."""
 
     def run(self, source: str, **kw: Any) -> tuple[RunResult, float]:
         """Run a job body; returns its result and the wall time of engine.run (ms), timed on
@@ -103,12 +89,6 @@ class BenchEngine:
             message = result.error.message if result.error else "no error"
             raise RuntimeError(f"bench job failed: {message}\n{source}")
         return result, wall_ms
-
-    def close(self) -> None:
-        self.call(self.engine.close())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
 
 
 def body(result: RunResult) -> Any:

@@ -5,16 +5,14 @@ returns the ``RunResult``; the engine lives on its own event-loop thread."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvloop
 
-from hub.engine.engine import BridgeHost, Engine, EngineConfig, RunRequest, RunResult
+from hub.engine.engine import EngineConfig, RunRequest, RunResult
+from hub.engine.threaded import ThreadedEngine
 from shared.header import Limits
 from shared.ndjson import LogLine
 
@@ -22,18 +20,8 @@ TEST_LIMITS = Limits(runtime_ms=5_000, memory_mb=128, cpu_ms=2_000)
 _ids = itertools.count()
 
 
-class EngineHarness:
-    def __init__(self, config: EngineConfig, bridge: BridgeHost | None = None) -> None:
-        # uvloop, as in production: libuv reaps worker processes itself (asyncio's
-        # threaded child watcher misreports them from a non-main-thread loop).
-        self.loop = uvloop.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.engine = Engine(config, bridge)
-        self.call(self.engine.start())
-
-    def call(self, coro: Any, timeout: float = 60) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+class EngineHarness(ThreadedEngine):
+    """The engine for tests: job bodies in, ``RunResult`` out."""
 
     def request(self, source: str, **kw: Any) -> RunRequest:
         return RunRequest(job_id=f"test_{next(_ids)}", job_name=kw.pop("name", "test"),
@@ -52,12 +40,6 @@ class EngineHarness:
         result: RunResult = self.call(self.engine.run(self.request(source, **kw)))
         result.streamed = streamed  # type: ignore[attr-defined]
         return result
-
-    def close(self) -> None:
-        self.call(self.engine.close())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
 
 
 @pytest.fixture(scope="session")
