@@ -12,6 +12,7 @@
   const note = G.__webjob_note;
   const wake = G.__webjob_wake;
   const bytes = G.__webjob_bytes;
+  const responses = G.__webjob_responses;
   const FP = Function.prototype;
   const uncurry = FP.bind.bind(FP.call);
   const apply = Reflect.apply;
@@ -33,7 +34,8 @@
   const now = Date.now, ErrorC = Error, TypeErrorC = TypeError, isArray = Array.isArray;
   const StringC = String, NumberC = Number, isInteger = Number.isInteger, floor = Math.floor;
 
-  for (const name of ['__webjob_note', '__webjob_wake', '__webjob_bytes', 'SharedArrayBuffer',
+  for (const name of ['__webjob_note', '__webjob_wake', '__webjob_bytes', '__webjob_responses',
+    'SharedArrayBuffer',
     'Atomics', 'WebAssembly', '__timer_manager', 'setTimeout', 'clearTimeout', 'console']) {
     // mini-racer declares its timer helpers with `var`: those can only be overwritten.
     try { delete G[name]; } catch (e) { G[name] = undefined; }
@@ -272,56 +274,9 @@
   }
   const rejected = (err) => new JobPromise((_, reject) => reject(err));
 
-  // ---- response builders -----------------------------------------------------
-  const RESPONSES = new WeakSet();
-  const TEXT = { html: 'text/html; charset=utf-8', text: 'text/plain; charset=utf-8',
-    csv: 'text/csv; charset=utf-8', json: 'application/json' };
-  function status(s, dflt) {
-    const n = s === undefined ? dflt : NumberC(s);
-    if (!isInteger(n) || n < 100 || n > 599) throw new TypeErrorC(`Invalid HTTP status: ${s}`);
-    return n;
-  }
-  function plainHeaders(h) {
-    const out = {};
-    if (h && typeof h === 'object') for (const k of keys(h)) out[StringC(k)] = StringC(h[k]);
-    return out;
-  }
-  function bytesOf(b) {
-    if (typeof b === 'string') return { body: b, encoding: 'base64' };
-    if (b instanceof ArrayBuffer) return { body: bytes.base64url(new U8(b)), encoding: 'base64url' };
-    if (ArrayBuffer.isView(b)) {
-      return { body: bytes.base64url(new U8(b.buffer, b.byteOffset, b.byteLength)), encoding: 'base64url' };
-    }
-    throw new TypeErrorC('Expected bytes (Buffer, Uint8Array, ArrayBuffer) or a base64 string');
-  }
-  function make(r) { const f = freeze(r); weakAdd(RESPONSES, f); return f; }
-  function textResponse(type, text, st, filename) {
-    return make({ type, format: TEXT[type], status: status(st, 200), headers: {}, body: StringC(text),
-      encoding: 'utf8', filename });
-  }
-  function fileResponse(type, format, b, filename) {
-    return make({ type, format: StringC(format), status: 200, headers: {}, filename: StringC(filename),
-      ...bytesOf(b) });
-  }
-  const response = freeze({
-    json: (body, st, headers) => make({ type: 'json', format: TEXT.json, status: status(st, 200),
-      headers: plainHeaders(headers), value: body, encoding: 'utf8' }),
-    html: (text, st) => textResponse('html', text, st),
-    text: (text, st) => textResponse('text', text, st),
-    csv: (text, filename) => textResponse('csv', text, 200, StringC(filename || 'export.csv')),
-    pdf: (b, filename) => fileResponse('pdf', 'application/pdf', b, filename || 'document.pdf'),
-    file: (b, filename, type) => fileResponse('file', type || 'application/octet-stream', b,
-      filename || 'download'),
-    redirect: (url, st) => make({ type: 'redirect', format: TEXT.text, status: status(st, 302),
-      headers: { Location: StringC(url) }, body: '', encoding: 'utf8' }),
-    raw: (body, headers, st) => {
-      const h = plainHeaders(headers);
-      const ct = keys(h).find((k) => k.toLowerCase() === 'content-type');
-      const data = typeof body === 'string' ? { body, encoding: 'utf8' } : bytesOf(body);
-      return make({ type: 'raw', format: ct ? h[ct] : 'application/octet-stream', status: status(st, 200),
-        headers: h, ...data });
-    },
-  });
+  // ---- response builders (responses.js) ------------------------------------
+  const response = responses.response;
+  const JSON_TYPE = 'application/json';
 
   function serialise(value) {
     let text;
@@ -344,7 +299,7 @@
       return;
     }
     try {
-      if (value !== null && typeof value === 'object' && weakHas(RESPONSES, value)) {
+      if (value !== null && typeof value === 'object' && responses.isResponse(value)) {
         const r = value;
         settle({ ok: true, type: r.type, format: r.format, status: r.status, headers: r.headers,
           filename: r.filename, encoding: r.encoding }, r.type === 'json' ? serialise(r.value) : r.body);
@@ -356,7 +311,7 @@
           reported: true });
         return;
       }
-      settle({ ok: true, type: 'json', format: TEXT.json, status: 200, headers: {}, encoding: 'utf8' },
+      settle({ ok: true, type: 'json', format: JSON_TYPE, status: 200, headers: {}, encoding: 'utf8' },
         serialise(value));
     } catch (err) {
       fail(err);
