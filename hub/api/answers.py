@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from typing import Any
 
 from starlette.responses import Response
 
-from hub.engine.engine import RunResult
+from hub.engine.engine import RunResult, new_ref
 from shared.errors import WebJobsError
 from shared.ndjson import Failure, MetaData, encode_line
 
@@ -69,7 +68,7 @@ def refusal(err: WebJobsError, method: str, path: str, stream: bool = False) -> 
     """The answer for a request refused before (or instead of) a run, logged with
     the ``ref`` it carries."""
     if err.ref is None:
-        err.ref = os.urandom(5).hex()
+        err.ref = new_ref()
     log.info("%s %s -> %s %s ref=%s", method, path, err.code, err.message, err.ref)
     return error_response(err, stream=stream)
 

@@ -20,13 +20,13 @@ from hub.api.key_routes import router as keys_router
 from hub.api.routes import router
 from hub.api.streaming import ClientGone
 from hub.auth import Identity
-from hub.engine.engine import Engine, EngineConfig
+from hub.engine.engine import Engine, EngineConfig, new_ref
 from hub.outside.database import Database
 from hub.outside.demo_data import seed_if_new
 from hub.outside.netpolicy import NetPolicy
 from hub.services.catalog import Catalog
 from hub.services.outside import HubBridge
-from hub.services.runs import JobRunner, new_ref
+from hub.services.runs import JobRunner
 from hub.settings import Settings
 from hub.store.files import FileJobStore
 from hub.store.identity import open_identity_store
@@ -103,13 +103,13 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
-        return error_response(BadRequest("The request is not valid", ref=new_ref()))
+        return refusal(BadRequest("The request is not valid"), request.method, request.url.path)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> Response:
-        if exc.status_code == 404:
-            return error_response(NotFound("No such route", ref=new_ref()))
-        return error_response(BadRequest(str(exc.detail), ref=new_ref()))
+        err = (NotFound("No such route") if exc.status_code == 404
+               else BadRequest(str(exc.detail)))
+        return refusal(err, request.method, request.url.path)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:

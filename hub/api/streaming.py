@@ -80,12 +80,15 @@ async def _live_answer(request: Request, start: Callable[..., Awaitable[RunResul
     lines: asyncio.Queue[LogLine] = asyncio.Queue()
     started = asyncio.Event()
     task = asyncio.ensure_future(start(lines.put_nowait, started.set))
+    waiter = asyncio.ensure_future(started.wait())
     try:
-        await until_disconnect(request, asyncio.wait(
-            {task, asyncio.ensure_future(started.wait())}, return_when=asyncio.FIRST_COMPLETED))
+        await until_disconnect(request, asyncio.wait({task, waiter},
+                                                     return_when=asyncio.FIRST_COMPLETED))
     except ClientGone:
         task.cancel()
         raise
+    finally:
+        waiter.cancel()  # when the run ended first (a refusal), nobody waits for the start
     if task.done():
         task.result()  # raises a refusal such as SYS-429
 

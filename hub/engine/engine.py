@@ -35,6 +35,11 @@ log = logging.getLogger("webhub.engine")
 _RSS_HEADROOM_MB = 192
 
 
+def new_ref() -> str:
+    """A short reference a failure carries and its log lines repeat."""
+    return os.urandom(5).hex()
+
+
 class BridgeHost(Protocol):
     async def call(self, op: str, args: Any, run: RunRequest) -> Any: ...
 
@@ -61,7 +66,7 @@ class RunRequest:
     on_start: Callable[[], None] | None = None  # called once a worker has the run
     staff_id: int | None = None   # the caller's, for the database session
     # The run's reference: its failure answer and every log line about it carry it.
-    ref: str = field(default_factory=lambda: os.urandom(5).hex())
+    ref: str = field(default_factory=lambda: new_ref())
     created: float = field(default_factory=time.monotonic)
     host_state: dict[str, Any] = field(default_factory=dict)  # the bridge's per-run state
     # Set by the engine while the run is active: the host adds a console line to it.

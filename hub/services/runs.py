@@ -38,10 +38,6 @@ def new_job_id() -> str:
     return f"job_{int(time.time() * 1000)}{os.urandom(3).hex()}"
 
 
-def new_ref() -> str:
-    return os.urandom(5).hex()
-
-
 class JobRunner:
     def __init__(self, settings: Settings, store: JobStore, engine: Engine) -> None:
         self.settings = settings

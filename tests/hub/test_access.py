@@ -134,7 +134,7 @@ def test_keys_are_listed_without_secrets_and_revocable(world: World) -> None:
         refused = c.get("/api/webjobs/acc_other_key", headers={"X-Api-Key": secret, **PLAIN})
         assert refused.status_code == 401
         again = c.delete(f"/api/webjobs/acc_other_key/keys/{key_id}", headers=AUTH)
-        assert again.status_code == 200 or again.json()["code"] == "SYS-404"
+        assert again.status_code == 200  # revoking twice is harmless
 
 
 def test_unknown_access_level_fails_closed(world: World) -> None:
