@@ -84,12 +84,13 @@ def _key_caller(key: _Key) -> Caller:
 
 
 def _bearer(headers: Mapping[str, str]) -> str | None:
-    value = headers.get("authorization", "")
-    scheme, _, token = value.partition(" ")
-    if not value:
+    """The bearer token, if any. Another scheme (say Basic, added by a proxy in front
+    of the hub) is not the hub's credential and is left alone."""
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer":
         return None
-    if scheme.lower() != "bearer" or not token.strip():
-        raise NotSignedIn("Send credentials as 'Authorization: Bearer <token>'")
+    if not token.strip():
+        raise NotSignedIn("The bearer token is empty")
     return token.strip()
 
 

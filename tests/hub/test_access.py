@@ -10,7 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hub.auth import SCHEDULER, check_job_access
+from hub.auth import SCHEDULER, Identity, check_job_access
+from shared.errors import NotSignedIn
 from tests.hub.conftest import AUTH, HubProcess, launch_hub
 
 ECHO = "return { caller: request.caller, userID, isAuthenticated, headers: request.headers }"
@@ -299,3 +300,21 @@ def test_signing_out_from_the_sign_in_page(world: World) -> None:
         assert out.status_code == 303 and out.headers["location"] == "/login?note=out"
         assert c.get("/api/auth/me").json()["kind"] == "anonymous"
         assert "You are signed out" in c.get("/login?note=out").text
+
+
+def test_another_authorization_scheme_is_not_the_hubs(world: World) -> None:
+    basic = {"Authorization": "Basic dXNlcjpwYXNz", **PLAIN}  # e.g. from a proxy's own login
+    assert httpx.get(f"{world.hub.url}/api/webjobs/public_acc", headers=basic).status_code == 200
+    refused = httpx.get(f"{world.hub.url}/api/webjobs/acc_user", headers=basic)
+    assert refused.status_code == 401 and refused.json()["code"] == "AUTH-SESSION-001"
+    with pytest.raises(NotSignedIn):  # a bearer scheme with no token (no client sends "Bearer ")
+        world_identity().resolve({"authorization": "Bearer"}, {})
+
+
+def world_identity() -> Identity:
+    class NoUsers:
+        def user_for_token(self, token: str) -> None: ...
+        def user_for_session(self, secret: str, idle_seconds: float) -> None: ...
+        def key_for_secret(self, secret: str) -> None: ...
+
+    return Identity(NoUsers(), "system-token", 3600)
