@@ -17,6 +17,7 @@ from hub.api.deps import address_of, caller_of, hub_of, owner_of
 from hub.api.inbound import Inbound, read_body, read_inbound, read_json_object
 from hub.api.streaming import answer_run
 from hub.auth import Caller
+from hub.store.base import JOB_NAME_RE
 from hub.store.files import SUFFIX
 from shared.errors import (
     BadJobName,
@@ -124,9 +125,8 @@ async def _execute(request: Request, caller: Caller) -> Response:
         await hub.catalog.check(code)  # a body that does not parse never runs
     except JobDoesNotParse as exc:  # for a run, that is the job failing: JOB-001
         raise JobFailed(exc.message, line=exc.line, column=exc.column) from None
-    name = _name_from(filename, str(fields.get("name", "")).strip()) or "adhoc"
-    job = hub.runner.describe(name if name.replace("-", "").replace("_", "").isalnum()
-                              else "adhoc", code)
+    name = _name_from(filename, str(fields.get("name", "")).strip())
+    job = hub.runner.describe(name if JOB_NAME_RE.match(name) else "adhoc", code)
     origin = "editor" if fields.get("source") == "editor" else "adhoc"
     flags = {"enableLogger": str(fields.get("enableLogger", ""))}
     view: dict[str, Any] = {"method": "POST", "url": str(request.url), "path": request.url.path,
