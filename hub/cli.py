@@ -49,13 +49,13 @@ def _serve(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _users() -> Iterator[IdentityStore]:
-    """The hub's user directory (``<WEBHUB_HOME>/hub.db``), closed afterwards; a
-    database fault becomes a one-line error, not a traceback."""
+    """The hub's user directory (``WEBHUB_DB``), closed afterwards; a database fault
+    becomes a one-line error, not a traceback."""
     from hub.settings import load_settings
     from hub.store.identity import open_identity_store
 
     try:
-        store = open_identity_store(load_settings().home)
+        store = open_identity_store(load_settings().hub_db)
         try:
             yield store
         finally:

@@ -35,6 +35,12 @@ class Settings:
     trusted_proxies: str          # peers whose X-Forwarded-For is believed
     session_idle_hours: float
     modules: tuple[str, ...]      # npm modules jobs may require()
+    hub_db: str                   # the hub's own tables: users, jobs, schedules, history
+    job_store: str                # files | db
+    history_store: str            # local | sql | mongo
+    history_max: int              # local store: newest runs kept
+    history_retention_days: int
+    mongo_url: str
     job_db: str                   # the business database db.exec queries
     job_db_pool: int
     job_db_session_sql: str | None
@@ -110,6 +116,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         session_idle_hours=_hours(env, "WEBHUB_SESSION_IDLE_HOURS", 12.0),
         modules=tuple(m.strip() for m in env.get("WEBJOB_MODULES", "date-fns,pdf-lib").split(",")
                       if m.strip()),
+        hub_db=env.get("WEBHUB_DB", "").strip() or f"sqlite:///{home / 'hub.db'}",
+        job_store=_choice(env, "WEBJOB_STORE", ("files", "db"), "files"),
+        history_store=_choice(env, "WEBJOB_HISTORY_STORE", ("local", "sql", "mongo"), "local"),
+        history_max=_int(env, "WEBJOB_HISTORY_MAX", 100_000),
+        history_retention_days=_int(env, "WEBJOB_HISTORY_RETENTION_DAYS", 90),
+        mongo_url=env.get("WEBJOB_MONGO_URL", "").strip() or "mongodb://127.0.0.1:27017",
         job_db=env.get("WEBJOB_DB", "").strip() or f"sqlite:///{home / 'business.db'}",
         job_db_pool=_int(env, "WEBJOB_DB_POOL", 8),
         job_db_session_sql=env.get("WEBJOB_DB_SESSION_SQL", "").strip() or None,
@@ -117,6 +129,17 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         http_deny=env.get("WEBJOB_HTTP_DENY", ""),
         http_test_loopback_port=env.get("WEBJOB_HTTP_TEST_LOOPBACK_PORT", ""),
     )
+
+
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+    raw = env.get(name, "").strip().lower()
+    if raw == "file":
+        raw = "files"
+    if not raw:
+        return default
+    if raw not in choices:
+        raise BadRequest(f"{name} must be one of {', '.join(choices)}, not '{raw}'")
+    return raw
 
 
 def _hours(env: Mapping[str, str], name: str, default: float) -> float:

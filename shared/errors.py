@@ -22,6 +22,7 @@ Hierarchy::
     │   ├── BodyTooLarge       SYS-413 request body over WEBJOB_MAX_BODY_MB
     │   └── TooManyRequests    SYS-429 queue full or rate limited (``retry_after``)
     └── InternalError          SYS-500 a fault in the hub itself; never carries a traceback
+        └── StoreUnavailable   SYS-503 a database the hub keeps its data in cannot be reached
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "NotFound",
     "NotSignedIn",
     "RequestError",
+    "StoreUnavailable",
     "TooManyRequests",
     "WebJobsError",
     "error_class_for",
@@ -148,6 +150,11 @@ class TooManyRequests(RequestError):
 class InternalError(WebJobsError):
     code = "SYS-500"
     http_status = 500
+
+
+class StoreUnavailable(InternalError):
+    code = "SYS-503"
+    http_status = 503
 
 
 def _all_subclasses(cls: type[WebJobsError]) -> list[type[WebJobsError]]:

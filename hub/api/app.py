@@ -43,7 +43,7 @@ def build_hub(settings: Settings) -> Hub:
                                  queue_timeout_ms=settings.queue_timeout_ms,
                                  spare_workers=settings.spare_workers), outside)
     runner = JobRunner(settings, store, engine)
-    users = open_identity_store(settings.home)
+    users = open_identity_store(settings.hub_db)
     identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)
     return Hub(settings, engine, runner, Catalog(store, runner, engine), users, identity,
                RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(SIGN_IN_RATE),

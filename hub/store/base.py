@@ -1,4 +1,5 @@
-"""The job store interface: where job sources live (a folder today, a table later)."""
+"""The job store interface: where job sources live — a folder (``files``) or the
+``IQXNetWebJob`` table on the hub database (``db``). Both keep every saved version."""
 
 from __future__ import annotations
 
@@ -30,7 +31,21 @@ def check_job_name(name: str, *, for_save: bool = False) -> str:
 class StoredJob:
     name: str
     code: str
-    modified: float  # seconds since the epoch
+    modified: float               # seconds since the epoch
+    version: int = 0              # 1 for the first save, one more for each save; 0: unknown
+    updated_by: str | None = None
+
+
+@dataclass(frozen=True)
+class JobVersion:
+    """One saved version of a job (its code is read with ``get_version``)."""
+
+    name: str
+    version: int
+    saved: float
+    saved_by: str | None
+    size: int                     # bytes of code
+    current: bool                 # the version the job has now
 
 
 class JobStore(Protocol):
@@ -38,5 +53,12 @@ class JobStore(Protocol):
 
     def get(self, name: str) -> StoredJob | None: ...
     def list_jobs(self) -> list[StoredJob]: ...
-    def save(self, name: str, code: str) -> StoredJob: ...
+    def save(self, name: str, code: str, by: str | None = None) -> StoredJob: ...
     def delete(self, name: str) -> bool: ...
+    def versions(self, name: str) -> list[JobVersion]:
+        """Newest first; empty for a job never saved."""
+        ...
+    def get_version(self, name: str, version: int) -> StoredJob | None: ...
+    def restore(self, name: str, version: int, by: str | None = None) -> StoredJob:
+        """Save version ``version``'s code as a new version; NotFound if there is none."""
+        ...

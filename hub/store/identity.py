@@ -3,26 +3,25 @@ sessions and API keys pinned to one job, in the hub database (``hub.db``).
 
 Only digests of tokens, keys and session secrets are stored, and only scrypt
 hashes of passwords; a plaintext secret is returned once, when it is made, and
-never logged. One connection is shared by the hub's threads; a lock serialises
-every use of it, and work that must land together runs in one transaction.
+never logged. The tables live in the hub database (``WEBHUB_DB``: SQLite by
+default, or PostgreSQL, MariaDB, SQL Server over ODBC); work that must land
+together runs in one transaction.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hub import passwords
 from hub.store.base import check_job_name
-from hub.store.sqlite import open_database
+from hub.store.hubdb import HubDatabase, Tx, open_hub_database
+from hub.store.identity_schema import ensure_identity_schema
 from shared.errors import BadRequest, NotFound
 
 log = logging.getLogger("webhub.identity")
@@ -136,40 +135,24 @@ def _plausible(secret: str, prefix: str) -> bool:
 
 
 class IdentityStore:
-    """Users, tokens, sessions and API keys over one shared SQLite connection."""
+    """Users, tokens, sessions and API keys in the hub database."""
 
-    def __init__(self, conn: sqlite3.Connection, *,
-                 clock: Callable[[], float] = time.time) -> None:
-        self._conn = conn
+    def __init__(self, db: HubDatabase, *, clock: Callable[[], float] = time.time) -> None:
+        ensure_identity_schema(db)
+        self.db = db
         self._clock = clock
-        self._lock = threading.Lock()
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self.db.close()
 
     # -- plumbing -------------------------------------------------------------
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        with self._lock:
-            return list(self._conn.execute(sql, params).fetchall())
+        return list(self.db.read(sql, params))
 
     def _write(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one statement on its own (autocommit); the number of rows it changed."""
-        with self._lock:
-            return int(self._conn.execute(sql, params).rowcount)
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-                self._conn.execute("COMMIT")
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
+        return self.db.write(sql, params)
 
     def _touch(self, table: str, column: str, row_id: int, previous: float | None) -> None:
         """Record a use, at most once a minute per row, to spare writes."""
@@ -178,11 +161,10 @@ class IdentityStore:
             self._write(f"UPDATE {table} SET {column} = ? WHERE id = ?", (now, row_id))
 
     @staticmethod
-    def _active_user(conn: sqlite3.Connection, column: str, value: object) -> User:
+    def _active_user(tx: Tx, column: str, value: object) -> User:
         """The user whose ``column`` is ``value``, inside a transaction; refuses a
         missing or disabled one."""
-        row = conn.execute(f"SELECT {_USER_COLS} FROM users u WHERE u.{column} = ?",
-                           (value,)).fetchone()
+        row = tx.read_one(f"SELECT {_USER_COLS} FROM users u WHERE u.{column} = ?", (value,))
         if row is None:
             raise NotFound(f"No user '{value}'" if column == "name" else "No such user")
         user = _user(row)
@@ -194,16 +176,14 @@ class IdentityStore:
 
     def add_user(self, name: str, user_class: str, staff_id: int | None = None) -> User:
         name, cls, staff = _check_name(name), _check_class(user_class), _check_staff_id(staff_id)
-        with self._transaction() as conn:
+        with self.db.transaction() as tx:
             # Names differing only in case would be easy to mistake for each other.
-            clash = conn.execute("SELECT name FROM users WHERE LOWER(name) = LOWER(?)",
-                                 (name,)).fetchone()
+            clash = tx.read_one("SELECT name FROM users WHERE LOWER(name) = LOWER(?)", (name,))
             if clash is not None:
                 raise BadRequest(f"A user named '{clash[0]}' already exists")
-            cur = conn.execute(
+            user_id = tx.insert(
                 "INSERT INTO users (name, user_class, staff_id, password_hash, disabled, created)"
                 " VALUES (?, ?, ?, NULL, 0, ?)", (name, cls, staff, self._clock()))
-            user_id = int(cur.lastrowid or 0)
         log.info("user %s added (%s)", name, cls)
         return User(user_id, name, cls, staff, False)
 
@@ -255,13 +235,12 @@ class IdentityStore:
         label = _check_label(label)
         secret = passwords.new_secret(TOKEN_PREFIX)
         now = self._clock()
-        with self._transaction() as conn:
-            user = self._active_user(conn, "name", user_name)
-            cur = conn.execute(
+        with self.db.transaction() as tx:
+            user = self._active_user(tx, "name", user_name)
+            token_id = tx.insert(
                 "INSERT INTO api_tokens (user_id, digest, label, created, last_used, revoked)"
                 " VALUES (?, ?, ?, ?, NULL, 0)",
                 (user.id, passwords.secret_digest(secret), label, now))
-            token_id = int(cur.lastrowid or 0)
         log.info("token %d issued to user %s", token_id, user.name)
         return TokenInfo(token_id, user.name, label, now, None, False), secret
 
@@ -301,9 +280,9 @@ class IdentityStore:
         """A new session for the user; the plaintext secret (for the cookie)."""
         secret = passwords.new_secret(SESSION_PREFIX)
         now = self._clock()
-        with self._transaction() as conn:
-            user = self._active_user(conn, "id", user_id)
-            conn.execute(
+        with self.db.transaction() as tx:
+            user = self._active_user(tx, "id", user_id)
+            tx.write(
                 "INSERT INTO sessions (user_id, digest, created, last_seen) VALUES (?, ?, ?, ?)",
                 (user.id, passwords.secret_digest(secret), now, now))
         return secret
@@ -341,12 +320,9 @@ class IdentityStore:
         label = _check_label(label)
         secret = passwords.new_secret(KEY_PREFIX)
         now = self._clock()
-        with self._lock:
-            cur = self._conn.execute(
-                "INSERT INTO api_keys (job_name, digest, label, created, last_used, revoked)"
-                " VALUES (?, ?, ?, ?, NULL, 0)",
-                (job_name, passwords.secret_digest(secret), label, now))
-            key_id = int(cur.lastrowid or 0)
+        key_id = self.db.insert(
+            "INSERT INTO api_keys (job_name, digest, label, created, last_used, revoked)"
+            " VALUES (?, ?, ?, ?, NULL, 0)", (job_name, passwords.secret_digest(secret), label, now))
         log.info("key %d issued for job %s", key_id, job_name)
         return ApiKey(key_id, job_name, label, now, None, False), secret
 
@@ -377,6 +353,11 @@ class IdentityStore:
         return found
 
 
-def open_identity_store(home: Path) -> IdentityStore:
-    """The identity store in ``home / "hub.db"`` (created on first use)."""
-    return IdentityStore(open_database(home / DATABASE_FILE))
+def default_hub_db_url(home: Path) -> str:
+    """``WEBHUB_DB``'s default: ``hub.db`` in ``WEBHUB_HOME``."""
+    return f"sqlite:///{home / DATABASE_FILE}"
+
+
+def open_identity_store(url: str) -> IdentityStore:
+    """The identity store in the database at ``url`` (tables created on first use)."""
+    return IdentityStore(open_hub_database(url))

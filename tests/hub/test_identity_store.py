@@ -1,4 +1,5 @@
-"""The user directory (hub.store.identity) against a real SQLite file."""
+"""The user directory (hub.store.identity): one suite against every hub database
+(embedded SQLite, PostgreSQL and MariaDB through ODBC), plus SQLite file details."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import pytest
 
 from hub import passwords
 from hub.store.identity import IdentityStore, open_identity_store
-from hub.store.sqlite import SCHEMA_VERSION, open_database
+from hub.store.hubdb import HubDatabase, open_hub_database
+from hub.store.identity_schema import SCHEMA_VERSION
 from shared.errors import BadJobName, BadRequest, NotFound
+from tests.servers import HUB_BACKENDS, fresh_database
 
 
 class Clock:
@@ -34,9 +37,15 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "home" / "hub.db"
 
 
+@pytest.fixture(params=HUB_BACKENDS)
+def hub_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    with fresh_database(request.param, tmp_path) as url:
+        yield url
+
+
 @pytest.fixture
-def store(db_path: Path, clock: Clock) -> Iterator[IdentityStore]:
-    users = IdentityStore(open_database(db_path), clock=clock)
+def store(hub_url: str, clock: Clock) -> Iterator[IdentityStore]:
+    users = IdentityStore(open_hub_database(hub_url), clock=clock)
     yield users
     users.close()
 
@@ -47,6 +56,11 @@ def raw_rows(path: Path, sql: str) -> list[tuple[object, ...]]:
         return list(conn.execute(sql).fetchall())
     finally:
         conn.close()
+
+
+def db_rows(store: IdentityStore, sql: str) -> list[tuple[object, ...]]:
+    return [tuple(float(v) if isinstance(v, float) else v for v in row)
+            for row in store.db.read(sql)]
 
 
 # -- passwords ------------------------------------------------------------------
@@ -84,8 +98,14 @@ def test_secrets_and_digests() -> None:
 
 
 def test_open_database_settings_and_schema(db_path: Path) -> None:
-    conn = open_database(db_path)
+    db = open_hub_database(f"sqlite:///{db_path}")
+    IdentityStore(db)
+    conn = sqlite3.connect(str(db_path))
     try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        with db.transaction() as tx:
+            assert tx.read("PRAGMA foreign_keys") == [(1,)]
+            assert tx.read("PRAGMA busy_timeout") == [(5000,)]
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
@@ -95,7 +115,8 @@ def test_open_database_settings_and_schema(db_path: Path) -> None:
     finally:
         conn.close()
     assert stat.S_IMODE(db_path.stat().st_mode) == 0o600
-    open_database(db_path).close()  # idempotent
+    db.close()
+    IdentityStore(open_hub_database(f"sqlite:///{db_path}")).close()  # idempotent
     assert raw_rows(db_path, "SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
 
 
@@ -260,20 +281,19 @@ def test_sessions(store: IdentityStore) -> None:
         store.open_session(999)
 
 
-def test_session_idle_expiry_and_touch(store: IdentityStore, clock: Clock,
-                                       db_path: Path) -> None:
+def test_session_idle_expiry_and_touch(store: IdentityStore, clock: Clock) -> None:
     ann = store.add_user("ann", "USER")
     secret = store.open_session(ann.id)
     start = clock.now
     clock.now += 500
     assert store.user_for_session(secret, 600) == ann  # touched: last_seen = start + 500
-    assert raw_rows(db_path, "SELECT last_seen FROM sessions") == [(start + 500,)]
+    assert db_rows(store, "SELECT last_seen FROM sessions") == [(start + 500,)]
     clock.now += 30
     assert store.user_for_session(secret, 600) == ann  # within a minute: no write
-    assert raw_rows(db_path, "SELECT last_seen FROM sessions") == [(start + 500,)]
+    assert db_rows(store, "SELECT last_seen FROM sessions") == [(start + 500,)]
     clock.now += 571  # 601 s idle since the last touch
     assert store.user_for_session(secret, 600) is None
-    assert raw_rows(db_path, "SELECT COUNT(*) FROM sessions") == [(0,)]
+    assert db_rows(store, "SELECT COUNT(*) FROM sessions") == [(0,)]
     clock.now += 1
     assert store.user_for_session(secret, 10**9) is None  # deleted, not just refused
 
@@ -311,7 +331,7 @@ def test_api_keys(store: IdentityStore, clock: Clock) -> None:
 
 def test_only_digests_and_hashes_are_stored(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    store = open_identity_store(home)
+    store = open_identity_store(f"sqlite:///{home / 'hub.db'}")
     ann = store.add_user("ann", "OWNER")
     store.set_password("ann", "plaintext-password-123")
     _, token = store.issue_token("ann", "t")
@@ -383,10 +403,11 @@ def test_two_threads_share_one_store(store: IdentityStore) -> None:
     assert store.count_users() == 81
 
 
-def test_a_second_connection_sees_writes(db_path: Path) -> None:
-    """The CLI writes with its own connection while the hub holds one open."""
-    hub_side = IdentityStore(open_database(db_path))
-    cli_side = IdentityStore(open_database(db_path))
+def test_a_second_connection_sees_writes(hub_url: str) -> None:
+    """The CLI (or another node) writes with its own connections while the hub holds
+    some open."""
+    hub_side = IdentityStore(open_hub_database(hub_url))
+    cli_side = IdentityStore(open_hub_database(hub_url))
     try:
         cli_side.add_user("ann", "USER")
         _, token = cli_side.issue_token("ann")

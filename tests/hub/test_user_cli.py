@@ -63,7 +63,7 @@ def test_user_round_trip(webhub: Run, home: Path) -> None:
     assert listed.returncode == 0
     assert listed.stdout == "ann\tOWNER\t42\tactive\nbob\tUSER\t-\tactive\n"
 
-    store = open_identity_store(home)
+    store = open_identity_store(f"sqlite:///{home / 'hub.db'}")
     try:
         ann = store.check_password("ann", "a long password")
         assert ann is not None and ann.user_class == "OWNER" and ann.staff_id == 42
@@ -86,7 +86,7 @@ def test_user_round_trip(webhub: Run, home: Path) -> None:
 def test_passwd_reads_only_the_first_line_without_newline(webhub: Run, home: Path) -> None:
     webhub("user", "add", "ann", "--class", "USER")
     assert webhub("user", "passwd", "ann", stdin="spaces kept \r\n").returncode == 0
-    store = open_identity_store(home)
+    store = open_identity_store(f"sqlite:///{home / 'hub.db'}")
     try:
         assert store.check_password("ann", "spaces kept ") is not None
     finally:

@@ -32,6 +32,7 @@ TREE = {
     "SYS-413": ("BodyTooLarge", 413),
     "SYS-429": ("TooManyRequests", 429),
     "SYS-500": ("InternalError", 500),
+    "SYS-503": ("StoreUnavailable", 503),
 }
 CONCRETE = [getattr(errors, name) for name, _ in TREE.values()]
 

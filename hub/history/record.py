@@ -1,0 +1,134 @@
+"""One run's record, as every history store keeps it and the API shows it.
+
+A record is written twice: ``running`` when the run starts, and again (same
+``job_id``) when it ends. Everything in it is already bounded and masked by
+:func:`bounded_record` helpers here, so no store has to think about size or secrets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+__all__ = [
+    "MAX_CALLS", "MAX_LOG_BYTES", "MAX_LOG_LINES", "MAX_RESULT_BYTES", "OUTCOMES", "SOURCES",
+    "Caller", "RunRecord", "bound_calls", "bound_logs", "bound_result", "mask_params",
+]
+
+OUTCOMES = ("success", "failed", "running", "interrupted")
+SOURCES = ("http", "editor", "adhoc", "schedule", "debug")
+MAX_RESULT_BYTES = 64 * 1024
+MAX_LOG_LINES = 300
+MAX_LOG_BYTES = 32 * 1024
+MAX_CALLS = 100
+MASK = "***"
+# Parameter names that look like they hold a secret: their values are never stored.
+_SECRET_NAME = re.compile(r"pass|pwd|secret|token|api[-_]?key|apikey|^key$|_key$|-key$|auth|"
+                          r"credential|private", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Caller:
+    kind: str              # anonymous | user | owner | key | system | schedule
+    id: str | None = None
+    name: str | None = None
+    user_class: str | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    job_id: str
+    job_name: str
+    source: str                      # one of SOURCES
+    caller: Caller
+    started: float                   # seconds since the epoch
+    node: str
+    ref: str
+    outcome: str = "running"         # one of OUTCOMES
+    job_version: int | None = None
+    method: str = ""
+    params: Any = None               # masked, JSON-safe
+    code: str | None = None          # error code when failed/interrupted
+    message: str | None = None
+    limit: str | None = None         # which limit ended it: runtime | memory | cpu
+    http_status: int | None = None
+    result: str | None = None        # text result, at most MAX_RESULT_BYTES of UTF-8
+    result_truncated: bool = False
+    result_size: int = 0             # bytes of the full result
+    result_type: str | None = None   # json | text | html | file ...
+    result_format: str | None = None # content type
+    logs: tuple[dict[str, Any], ...] = ()   # {level, message, ms}
+    logs_truncated: bool = False
+    calls: tuple[dict[str, Any], ...] = ()  # outbound http calls and db queries
+    ended: float | None = None
+    runtime_ms: int | None = None
+    cpu_ms: int | None = None
+    schedule_id: str | None = None
+    schedule_name: str | None = None
+
+    def finished(self, **changes: Any) -> RunRecord:
+        return replace(self, **changes)
+
+    def as_json(self) -> dict[str, Any]:
+        """The record as the API shows it (camelCase keys)."""
+        data = asdict(self)
+        return {_camel(k): v for k, v in data.items()} | {
+            "caller": {"kind": self.caller.kind, "id": self.caller.id,
+                       "name": self.caller.name, "userClass": self.caller.user_class},
+            "logs": list(self.logs), "calls": list(self.calls)}
+
+    def summary_json(self) -> dict[str, Any]:
+        """A history row: the record without its console, calls and result text."""
+        full = self.as_json()
+        for key in ("logs", "calls", "result"):
+            full.pop(key)
+        return full
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def mask_params(value: Any, depth: int = 0) -> Any:
+    """``value`` with every secret-looking key's value replaced by ``***``."""
+    if depth > 20:
+        return MASK
+    if isinstance(value, dict):
+        return {str(k): MASK if _SECRET_NAME.search(str(k)) else mask_params(v, depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_params(v, depth + 1) for v in value]
+    return value
+
+
+def bound_result(body: bytes, content_type: str | None) -> tuple[str | None, bool, int]:
+    """(text kept, truncated?, full size) for a result body. Binary bodies keep no text."""
+    size = len(body)
+    kind = (content_type or "").split(";")[0].strip().lower()
+    textual = kind.startswith("text/") or kind.endswith(("json", "xml", "javascript")) or not kind
+    if not textual:
+        return None, size > 0, size
+    cut = body[:MAX_RESULT_BYTES].decode("utf-8", errors="ignore")
+    return cut, size > MAX_RESULT_BYTES, size
+
+
+def bound_logs(lines: list[dict[str, Any]]) -> tuple[tuple[dict[str, Any], ...], bool]:
+    """At most MAX_LOG_LINES lines and MAX_LOG_BYTES of message text; truncated?"""
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for line in lines:
+        message = str(line.get("message", ""))
+        size = len(message.encode("utf-8", errors="ignore"))
+        if len(kept) >= MAX_LOG_LINES or used + size > MAX_LOG_BYTES:
+            return tuple(kept), True
+        used += size
+        kept.append({"level": str(line.get("level", "log")), "message": message,
+                     "ms": int(line.get("ms", 0))})
+    return tuple(kept), False
+
+
+def bound_calls(calls: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads(json.dumps(c, default=str)) for c in calls[:MAX_CALLS])
