@@ -7,12 +7,11 @@ import contextlib
 import getpass
 import logging
 import os
-import sqlite3
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from shared.errors import InternalError, NotFound, WebJobsError
+from shared.errors import NotFound, WebJobsError
 
 if TYPE_CHECKING:
     from hub.store.identity import IdentityStore
@@ -54,14 +53,11 @@ def _users() -> Iterator[IdentityStore]:
     from hub.settings import load_settings
     from hub.store.identity import open_identity_store
 
+    store = open_identity_store(load_settings().hub_db)  # faults arrive as StoreUnavailable
     try:
-        store = open_identity_store(load_settings().hub_db)
-        try:
-            yield store
-        finally:
-            store.close()
-    except sqlite3.Error as exc:
-        raise InternalError(f"The hub database could not be used: {exc}") from None
+        yield store
+    finally:
+        store.close()
 
 
 def _read_password() -> str:

@@ -94,6 +94,7 @@ class NetPolicy:
     allow_hosts: frozenset[str] = frozenset()
     deny: tuple[str, ...] = ()
     test_loopback_port: int | None = None
+    own_servers: tuple[str, ...] = ()  # the hub's database servers: names and addresses
 
     @classmethod
     def from_settings(cls, allow: str, deny: str, test_port: str) -> NetPolicy:
@@ -298,6 +299,8 @@ def _check_host_lists(host: str, policy: NetPolicy) -> None:
     for entry in policy.deny:
         if "/" not in entry and _parse_ip_literal(entry) is None and _host_matches(host, entry):
             raise _refuse(f"host '{host}' is denied by the hub's network policy")
+    if any(host == server.lower().rstrip(".") for server in policy.own_servers):
+        raise _refuse(f"host '{host}' is one of the hub's own database servers")
 
 
 def _check_address(ip: IP, port: int, policy: NetPolicy, shown: str) -> None:
@@ -307,6 +310,8 @@ def _check_address(ip: IP, port: int, policy: NetPolicy, shown: str) -> None:
         raise _refuse(f"{shown} is denied by the hub's network policy ({entry})")
     if ip.is_loopback and port == policy.test_loopback_port:
         return  # the one test port; the hub warns loudly when this is set
+    if _denied_by(ip, policy.own_servers) is not None:
+        raise _refuse(f"{shown} is one of the hub's own database servers")
     label = address_class(ip)
     if label is not None:
         raise _refuse(f"{shown} is {label}; only public addresses are allowed")

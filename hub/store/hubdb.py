@@ -105,8 +105,15 @@ class HubDatabase:
             except ImportError:
                 raise BadRequest(f"{setting}: odbc URLs need the pyodbc package and unixODBC"
                                  ) from None
+            self._conn_str = url.target
             conn = self._connect()
             self.dialect = self._odbc_dialect(conn)
+            if self.dialect.name == "mariadb" and "option=" not in url.target.lower():
+                # FOUND_ROWS: an UPDATE reports the rows it matched, as everywhere
+                # else, not only the ones whose values changed.
+                _quietly_close(conn)
+                self._conn_str = f"{url.target.rstrip(';')};OPTION=2"
+                conn = self._connect()
             self._idle.put(conn)
         else:
             self.dialect = DIALECTS["sqlite"]
@@ -133,7 +140,7 @@ class HubDatabase:
     def _connect(self) -> Any:
         if self._pyodbc is not None:
             try:
-                return self._pyodbc.connect(self.url.target, autocommit=True, timeout=LOGIN_S)
+                return self._pyodbc.connect(self._conn_str, autocommit=True, timeout=LOGIN_S)
             except self._pyodbc.Error as exc:
                 raise StoreUnavailable(f"The {self.label} is unavailable: "
                                        f"{_odbc_message(exc)}") from None

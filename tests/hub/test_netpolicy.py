@@ -643,3 +643,32 @@ def test_timeout_is_capped_at_a_minute() -> None:
 def test_head_request(base: str, policy: NetPolicy) -> None:
     result = do_fetch(f"{base}/hello", policy, {"method": "HEAD"})
     assert result["status"] == 200 and result["text"] == "" and result["base64"] == ""
+
+
+# -- the hub's own database servers ---------------------------------------------
+
+
+def test_own_database_hosts_come_from_every_url() -> None:
+    from hub.outside.own_servers import own_server_entries, own_server_hosts
+
+    hosts = own_server_hosts(
+        ["odbc:DRIVER={ODBC Driver 18 for SQL Server};Server=tcp:sql.corp.example,1433;UID=a",
+         "odbc:Driver={PostgreSQL Unicode};SERVER=203.0.113.9;PORT=5432;DATABASE=x",
+         "odbc:Driver={FreeTDS};ServerName=tds.corp.example\\INST;TDS_Version=7.4",
+         "odbc:DRIVER={MariaDB Unicode};HOST = [2001:db8::5] ;PWD={a;b}",
+         "sqlite:////var/lib/webhub/hub.db"],
+        "mongodb://user:pw@mongo1.corp.example:27017,mongo2.corp.example/?replicaSet=r")
+    assert hosts == ["2001:db8::5", "203.0.113.9", "mongo1.corp.example", "mongo2.corp.example",
+                     "sql.corp.example", "tds.corp.example"]
+    assert own_server_entries(["203.0.113.9", "2001:db8::5"]) == ["2001:db8::5", "203.0.113.9"]
+
+
+@pytest.mark.parametrize(("url", "words"), [
+    ("http://sql.corp.example/", "host 'sql.corp.example' is one of the hub's own database"),
+    ("http://SQL.corp.example:1433/", "host 'sql.corp.example' is one of the hub's own"),
+    ("http://203.0.113.9:5432/", "'203.0.113.9' is one of the hub's own database servers"),
+    ("http://x.corp.example/", "is one of the hub's own database servers"),
+])
+def test_the_hubs_own_database_servers_are_refused(url: str, words: str) -> None:
+    policy = NetPolicy(own_servers=("sql.corp.example", "203.0.113.9", PUBLIC_V4))
+    assert words in refused(url, policy)

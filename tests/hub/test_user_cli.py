@@ -120,4 +120,4 @@ def test_an_unusable_database_is_one_line(webhub: Run, home: Path) -> None:
     home.mkdir(parents=True)
     (home / "hub.db").write_bytes(b"this is not a database" * 100)
     result = webhub("user", "list")
-    assert_refused(result, "SYS-500", "database")
+    assert_refused(result, "SYS-503", "not a database")
