@@ -322,7 +322,8 @@ class IdentityStore:
         now = self._clock()
         key_id = self.db.insert(
             "INSERT INTO api_keys (job_name, digest, label, created, last_used, revoked)"
-            " VALUES (?, ?, ?, ?, NULL, 0)", (job_name, passwords.secret_digest(secret), label, now))
+            " VALUES (?, ?, ?, ?, NULL, 0)",
+            (job_name, passwords.secret_digest(secret), label, now))
         log.info("key %d issued for job %s", key_id, job_name)
         return ApiKey(key_id, job_name, label, now, None, False), secret
 
