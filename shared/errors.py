@@ -16,6 +16,7 @@ Hierarchy::
     │   ├── BadRequest         HUB-001 malformed input to the management API
     │   ├── BadJobName         HUB-007 a job name outside [a-zA-Z0-9_-]+
     │   ├── JobDoesNotParse    HUB-008 a job saved with a syntax error (``line``/``column``)
+    │   ├── Conflict           HUB-009 clashes with something already stored (HTTP 409)
     │   ├── NotSignedIn        AUTH-SESSION-001 nobody signed in
     │   ├── Forbidden          SYS-403 signed in, but not allowed
     │   ├── NotFound           SYS-404 no such job (or run, or route)
@@ -33,6 +34,7 @@ __all__ = [
     "BadJobName",
     "BadRequest",
     "BodyTooLarge",
+    "Conflict",
     "Forbidden",
     "InternalError",
     "JobDoesNotParse",
@@ -120,6 +122,11 @@ class BadJobName(RequestError):
 
 class JobDoesNotParse(RequestError):
     code = "HUB-008"
+
+
+class Conflict(RequestError):
+    code = "HUB-009"
+    http_status = 409
 
 
 class NotSignedIn(RequestError):

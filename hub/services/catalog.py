@@ -1,13 +1,19 @@
-"""The job catalogue: listing, reading, saving and deleting jobs."""
+"""The job catalogue: listing, reading, saving and deleting jobs, their versions, and
+moving the jobs folder into the hub database."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
 from hub.engine.engine import Engine
 from hub.services.runs import JobRunner
-from hub.store.base import JobStore, StoredJob, check_job_name
+from hub.store.base import JobStore, JobVersion, StoredJob, check_job_name
+from hub.store.dbjobs import DbJobStore
+from hub.store.files import FileJobStore
+from hub.store.importer import import_files
 from shared.errors import BadRequest, JobDoesNotParse, NotFound
 
 log = logging.getLogger("webhub.catalog")
@@ -15,10 +21,12 @@ MAX_CODE_BYTES = 2 * 1024 * 1024
 
 
 class Catalog:
-    def __init__(self, store: JobStore, runner: JobRunner, engine: Engine) -> None:
+    def __init__(self, store: JobStore, runner: JobRunner, engine: Engine,
+                 files_dir: Path | None = None) -> None:
         self.store = store
         self.runner = runner
         self.engine = engine
+        self.files_dir = files_dir  # the jobs folder, for an import into the database
 
     def summary(self, stored: StoredJob) -> dict[str, Any]:
         job = self.runner.describe(stored.name, stored.code)
@@ -58,19 +66,89 @@ class Catalog:
             raise JobDoesNotParse(f"{problem.get('message', 'Syntax error')}{where}",
                                   line=line, column=problem.get("column"))
 
-    async def save(self, name: str, code: Any) -> dict[str, Any]:
+    async def save(self, name: str, code: Any, by: str | None = None) -> dict[str, Any]:
         check_job_name(name, for_save=True)
         if not isinstance(code, str) or not code.strip():
             raise BadRequest("'code' must be the job's source text")
         if len(code.encode("utf-8")) > MAX_CODE_BYTES:
             raise BadRequest("A job's source may be at most 2 MB")
         await self.check(code)
-        stored = self.store.save(name, code)
-        log.info("[WebJob:%s] saved (%d bytes)", name, len(code))
+        stored = await asyncio.to_thread(self.store.save, name, code, by)
+        log.info("[WebJob:%s] saved as version %d by %s (%d bytes)", name, stored.version,
+                 by or "unknown", len(code.encode("utf-8")))
         return self.summary(stored)
 
-    def delete(self, name: str) -> None:
+    async def delete(self, name: str) -> None:
         check_job_name(name)
-        if not self.store.delete(name):
+        if not await asyncio.to_thread(self.store.delete, name):
             raise NotFound(f"There is no job named '{name}'")
-        log.info("[WebJob:%s] deleted", name)
+        log.info("[WebJob:%s] deleted (its versions are kept)", name)
+
+    # -- versions -------------------------------------------------------------------
+
+    def versions(self, name: str) -> list[dict[str, Any]]:
+        """Newest first. A deleted job still lists the versions it can be restored from."""
+        check_job_name(name)
+        found = self.store.versions(name)
+        if not found:
+            raise NotFound(f"There is no job named '{name}'")
+        return [_version_view(v) for v in found]
+
+    def _stored_version(self, name: str, version: int) -> StoredJob:
+        check_job_name(name)
+        if version < 1:
+            raise BadRequest("A version is a whole number from 1 up")
+        stored = self.store.get_version(name, version)
+        if stored is None:
+            raise NotFound(f"Job '{name}' has no version {version}")
+        return stored
+
+    def version(self, name: str, version: int) -> dict[str, Any]:
+        """One version's details and code."""
+        stored = self._stored_version(name, version)
+        listed = [v for v in self.store.versions(name) if v.version == version]
+        info = listed[0] if listed else JobVersion(
+            name, version, stored.modified, stored.updated_by,
+            len(stored.code.encode("utf-8")), current=False)
+        return {"name": name, **_version_view(info), "code": stored.code}
+
+    async def restore(self, name: str, version: int, by: str | None = None) -> dict[str, Any]:
+        """Version ``version``'s code saved again as the newest version (a deleted job
+        comes back). Checked like any save: history may hold code this hub refuses."""
+        check_job_name(name, for_save=True)
+        old = await asyncio.to_thread(self._stored_version, name, version)
+        await self.check(old.code)
+        stored = await asyncio.to_thread(self.store.restore, name, version, by)
+        log.info("[WebJob:%s] version %d restored as version %d by %s", name, version,
+                 stored.version, by or "unknown")
+        return self.summary(stored)
+
+    # -- the store --------------------------------------------------------------------
+
+    def store_info(self) -> dict[str, Any]:
+        db = self.store.db if isinstance(self.store, DbJobStore) else None
+        return {"store": self.store.kind, "database": db.kind if db else None,
+                "jobs": len(self.store.list_jobs())}
+
+    async def import_files(self, overwrite: bool, by: str | None) -> dict[str, list[str]]:
+        """Copy the jobs folder into the database store (see hub.store.importer)."""
+        target = self.store
+        if not isinstance(target, DbJobStore):
+            raise BadRequest("This node keeps its jobs in files already; set WEBJOB_STORE=db "
+                             "to import them into the hub database")
+        folder = self.files_dir
+        if folder is None or not folder.is_dir():
+            raise BadRequest(f"There is no jobs folder to import from ({folder or 'not set'}; "
+                             "see WEBJOB_JOBS_DIR)")
+        # Many saves to a database: off the event loop.
+        report = await asyncio.to_thread(import_files, FileJobStore(folder), target,
+                                         overwrite=overwrite, by=by)
+        log.info("jobs folder %s imported by %s: %d copied, %d replaced, %d skipped", folder,
+                 by or "unknown", len(report["copied"]), len(report["replaced"]),
+                 len(report["skipped"]))
+        return report
+
+
+def _version_view(v: JobVersion) -> dict[str, Any]:
+    return {"version": v.version, "saved": v.saved, "savedBy": v.saved_by, "size": v.size,
+            "current": v.current}

@@ -1,39 +1,191 @@
-"""Jobs as ``<name>.job.js`` files in one folder (``WEBJOB_JOBS_DIR``)."""
+"""Jobs as ``<name>.job.js`` files in one folder (``WEBJOB_JOBS_DIR``), with every
+saved version kept beside them::
+
+    <folder>/<name>.job.js                      the job as it runs now
+    <folder>/.versions/<name>/<n>.job.js        version n's code
+    <folder>/.versions/<name>/index.json        saved time, saver, size, digest per version
+
+Every file is written beside its target and renamed over it, so a reader sees the
+old file or the new one, never half of one. ``index.json`` is written last and is
+what makes a version exist: a crash before it leaves at worst an unlisted file that
+the next save overwrites.
+
+A job file the hub did not write (edited by hand, copied in, or older than version
+keeping) is told apart by its digest: when it differs from the newest saved version
+the job reports version newest+1, saved by nobody, at the file's modification time,
+and lists it as such. It is not written to the history on reading; the next save,
+restore or delete snapshots it as that version first, so a hand edit is never lost.
+
+Deleting a job removes its file only: its versions stay, so it can be restored.
+
+Versions are numbered under a lock shared by every store on the same folder in this
+process; the folder is meant for one hub process (several nodes share the ``db`` store).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import os
 import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from hub.store.base import JOB_NAME_RE, StoredJob
+from hub.store.base import JOB_NAME_RE, JobVersion, StoredJob, check_job_name
+from shared.errors import InternalError, NotFound
 
 log = logging.getLogger("webhub.store")
 SUFFIX = ".job.js"
+VERSIONS_DIR = ".versions"
+INDEX = "index.json"
+
+_locks: dict[Path, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def code_digest(code: str | bytes) -> str:
+    """What tells two versions' code apart without reading both (the stores keep it)."""
+    data = code.encode("utf-8") if isinstance(code, str) else code
+    return hashlib.sha256(data).hexdigest()
+
+
+def _folder_lock(folder: Path) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(folder.resolve(), threading.Lock())
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One line of a job's ``index.json``."""
+
+    version: int
+    saved: float
+    saved_by: str | None
+    size: int
+    digest: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"version": self.version, "saved": self.saved, "savedBy": self.saved_by,
+                "size": self.size, "sha256": self.digest}
+
+
+def _entry(raw: dict[str, Any]) -> _Entry:
+    by = raw.get("savedBy")
+    return _Entry(int(raw["version"]), float(raw["saved"]), by if isinstance(by, str) else None,
+                  int(raw["size"]), str(raw["sha256"]))
+
+
+@dataclass(frozen=True)
+class _Current:
+    """The job file as it is now, against its history."""
+
+    job: StoredJob | None        # None: no job file (never saved, or deleted)
+    entries: list[_Entry]        # oldest first
+    unsaved: bool                # the file is not the newest saved version
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 class FileJobStore:
-    kind = "file"
+    kind = "files"
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, clock: Callable[[], float] = time.time) -> None:
         self.folder = folder
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.clock = clock
+        self._lock = _folder_lock(folder)
+        self._cache: dict[str, tuple[object, _Current]] = {}
 
     def _path(self, name: str) -> Path:
         return self.folder / f"{name}{SUFFIX}"
 
-    def get(self, name: str) -> StoredJob | None:
+    def _history(self, name: str) -> Path:
+        # Checked here as well as by callers: the name becomes a folder name.
+        return self.folder / VERSIONS_DIR / check_job_name(name)
+
+    # -- reading ------------------------------------------------------------------
+
+    def _entries(self, name: str) -> list[_Entry]:
+        try:
+            raw = json.loads(self._history(name).joinpath(INDEX).read_bytes())
+            return sorted((_entry(e) for e in raw["versions"]), key=lambda e: e.version)
+        except FileNotFoundError:
+            return []
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InternalError(f"The version index of job '{name}' is damaged: {exc}") from None
+
+    def _current(self, name: str) -> _Current:
+        """As :meth:`_read_current`, remembered while neither the job file nor its index
+        changes (by inode, size and mtime), so listing and running do not re-read and
+        re-hash every file each time."""
+        key = (_stamp(self._path(name)), _stamp(self._history(name) / INDEX))
+        cached = self._cache.get(name)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        current = self._read_current(name)
+        self._cache[name] = (key, current)
+        return current
+
+    def _read_current(self, name: str) -> _Current:
+        entries = self._entries(name)
         path = self._path(name)
         try:
             # Bytes, not text mode: universal newlines would turn CRLF into LF.
-            code = path.read_bytes().decode("utf-8", errors="replace")
-            return StoredJob(name, code, path.stat().st_mtime)
+            data = path.read_bytes()
+            modified = path.stat().st_mtime
         except FileNotFoundError:
-            return None
+            return _Current(None, entries, unsaved=False)
+        code = data.decode("utf-8", errors="replace")
+        newest = entries[-1] if entries else None
+        if newest is not None and newest.digest == code_digest(data):
+            return _Current(StoredJob(name, code, modified, newest.version, newest.saved_by),
+                            entries, unsaved=False)
+        number = newest.version + 1 if newest else 1
+        return _Current(StoredJob(name, code, modified, number, None), entries, unsaved=True)
+
+    def get(self, name: str) -> StoredJob | None:
+        try:
+            return self._current(name).job
+        except InternalError as exc:
+            # A damaged history must not stop the job itself from running: version 0
+            # is "unknown". Saving refuses until the index is mended, so no version
+            # file is overwritten.
+            log.warning("%s", exc.message)
+            path = self._path(name)
+            try:
+                code = path.read_bytes().decode("utf-8", errors="replace")
+                return StoredJob(name, code, path.stat().st_mtime)
+            except FileNotFoundError:
+                return None
 
     def list_jobs(self) -> list[StoredJob]:
+        # The glob does not descend, so .versions and its files are never listed.
         jobs = []
         for path in sorted(self.folder.glob(f"*{SUFFIX}")):
             name = path.name[: -len(SUFFIX)]
@@ -43,30 +195,93 @@ class FileJobStore:
                     jobs.append(job)
         return jobs
 
-    def save(self, name: str, code: str) -> StoredJob:
-        # Write beside the target and rename over it: a reader sees the old job
-        # or the new one, never half of one.
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(code)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self._path(name))
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+    def versions(self, name: str) -> list[JobVersion]:
+        now = self._current(name)
+        current = now.job.version if now.job else None
+        found = [JobVersion(name, e.version, e.saved, e.saved_by, e.size, e.version == current)
+                 for e in now.entries]
+        if now.job is not None and now.unsaved:
+            found.append(JobVersion(name, now.job.version, now.job.modified, None,
+                                    len(now.job.code.encode("utf-8")), True))
+        return found[::-1]
+
+    def get_version(self, name: str, version: int) -> StoredJob | None:
+        now = self._current(name)
+        if now.job is not None and now.unsaved and version == now.job.version:
+            return now.job
+        for entry in now.entries:
+            if entry.version == version:
+                path = self._history(name) / f"{version}{SUFFIX}"
+                try:
+                    code = path.read_bytes().decode("utf-8", errors="replace")
+                except FileNotFoundError:
+                    raise InternalError(f"Version {version} of job '{name}' is listed but its "
+                                        "file is missing") from None
+                return StoredJob(name, code, entry.saved, version, entry.saved_by)
+        return None
+
+    # -- writing ------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _changing(self, name: str) -> Iterator[list[_Entry]]:
+        """Under the lock: the job's history, with an unsaved hand edit snapshotted."""
+        with self._lock:
+            now = self._current(name)
+            entries = list(now.entries)
+            if now.job is not None and now.unsaved:
+                job = now.job
+                entries.append(self._record(name, entries, job.code, job.modified, None))
+                log.info("[WebJob:%s] kept the file edited outside the hub as version %d",
+                         name, job.version)
+            yield entries
+
+    def _next(self, name: str, entries: list[_Entry], data: bytes, saved: float,
+              by: str | None) -> _Entry:
+        """The entry for the next version, its code file written (not yet indexed)."""
+        entry = _Entry(entries[-1].version + 1 if entries else 1, saved, by, len(data),
+                       code_digest(data))
+        history = self._history(name)
+        history.mkdir(parents=True, exist_ok=True)
+        _write_atomic(history / f"{entry.version}{SUFFIX}", data)
+        return entry
+
+    def _record(self, name: str, entries: list[_Entry], code: str, saved: float,
+                by: str | None) -> _Entry:
+        entry = self._next(name, entries, code.encode("utf-8"), saved, by)
+        self._write_index(name, [*entries, entry])
+        return entry
+
+    def _write_index(self, name: str, entries: list[_Entry]) -> None:
+        body = {"name": name, "versions": [e.as_json() for e in entries]}
+        _write_atomic(self._history(name) / INDEX, json.dumps(body, indent=1).encode("utf-8"))
+
+    def save(self, name: str, code: str, by: str | None = None) -> StoredJob:
+        data = code.encode("utf-8")
+        with self._changing(name) as entries:
+            # Version file, then the job file, then the index: until the index names
+            # the version, a reader takes the new job file for a hand edit numbered
+            # the same, so the number a reader sees never goes backwards.
+            entry = self._next(name, entries, data, self.clock(), by)
+            _write_atomic(self._path(name), data)
+            self._write_index(name, [*entries, entry])
         stored = self.get(name)
-        assert stored is not None
+        if stored is None:
+            raise InternalError(f"Job '{name}' vanished while it was being saved")
         return stored
 
+    def restore(self, name: str, version: int, by: str | None = None) -> StoredJob:
+        old = self.get_version(name, version)
+        if old is None:
+            raise NotFound(f"Job '{name}' has no version {version}")
+        return self.save(name, old.code, by)
+
     def delete(self, name: str) -> bool:
-        try:
-            self._path(name).unlink()
-            return True
-        except FileNotFoundError:
-            return False
+        with self._changing(name):
+            try:
+                self._path(name).unlink()
+                return True
+            except FileNotFoundError:
+                return False
 
     def report_non_jobs(self) -> list[str]:
         """Plain ``.js`` files in the folder are not jobs: say so once, at start-up."""

@@ -101,13 +101,13 @@ def test_health_needs_no_token(client: httpx.Client) -> None:
 
 def test_available_lists_every_shipped_job(client: httpx.Client, hub: HubProcess) -> None:
     resp = client.get(f"{API}/available", headers=AUTH)
-    assert resp.status_code == 200 and resp.json()["store"] == "file"
+    assert resp.status_code == 200 and resp.json()["store"] == "files"
     jobs = {job["name"]: job for job in resp.json()["jobs"]}
     shipped = sorted(p.name[: -len(".job.js")] for p in (REPO / "jobs").glob("*.job.js"))
     assert set(shipped) <= set(jobs)
     for name in shipped:
         job = jobs[name]
-        assert job["store"] == "file" and job["warnings"] == [] and job["extended"] is False
+        assert job["store"] == "files" and job["warnings"] == [] and job["extended"] is False
         assert job["modified"] == pytest.approx((hub.jobs_dir / f"{name}.job.js").stat().st_mtime)
     ping, limits, page = jobs["public_ping"], jobs["_test-limits"], jobs["public_test-page"]
     assert (ping["title"], ping["access"], ping["mode"]) == ("Ping", "public", "job")
@@ -161,7 +161,7 @@ def test_save_creates_then_overwrites(client: httpx.Client, mt_job: str) -> None
     first = save(client, mt_job, "/*\nName: Version one\n*/\nreturn { v: 1, é: '😀' }")
     assert first.status_code == 200 and first.json()["success"] is True
     job = first.json()["job"]
-    assert (job["name"], job["title"], job["store"]) == (mt_job, "Version one", "file")
+    assert (job["name"], job["title"], job["store"]) == (mt_job, "Version one", "files")
     assert listed(client)[mt_job]["title"] == "Version one"
     assert run_plain(client, mt_job).json() == {"v": 1, "é": "😀"}
     assert code_of(client, mt_job).text == "/*\nName: Version one\n*/\nreturn { v: 1, é: '😀' }"
@@ -231,8 +231,10 @@ def test_saving_leaves_no_temporary_files(client: httpx.Client, hub: HubProcess,
                                           mt_job: str) -> None:
     for code in ("return 1", "return 2", "let = ;", "return 3"):
         save(client, mt_job, code)
-    assert [p.name for p in hub.jobs_dir.iterdir() if not p.name.endswith(".job.js")] == []
-    assert not [p.name for p in hub.jobs_dir.iterdir() if p.name.startswith(".")]
+    leftovers = [p for p in hub.jobs_dir.rglob("*") if p.is_file()
+                 and not p.name.endswith(".job.js") and p.name != "index.json"]
+    assert leftovers == []
+    assert [p.name for p in hub.jobs_dir.iterdir() if p.name.startswith(".")] == [".versions"]
 
 
 # -- uploading -----------------------------------------------------------------------

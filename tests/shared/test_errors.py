@@ -33,6 +33,7 @@ TREE = {
     "SYS-429": ("TooManyRequests", 429),
     "SYS-500": ("InternalError", 500),
     "SYS-503": ("StoreUnavailable", 503),
+    "HUB-009": ("Conflict", 409),
 }
 CONCRETE = [getattr(errors, name) for name, _ in TREE.values()]
 

@@ -1,0 +1,236 @@
+"""Jobs in the hub database (``WEBJOB_STORE=db``): one row per job in
+``IQXNetWebJob (Name, Code, UpdatedAt, UpdatedBy)``, every saved version in
+``IQXNetWebJobVersion``. Several hub nodes may share the database.
+
+* Nothing is cached: every call reads the tables, so a save on one node is what the
+  next ``get`` on any node returns.
+* A save is one transaction: the version row and the job row land together. The
+  version number is the newest plus one, and ``(Name, Version)`` is the key, so two
+  nodes numbering the same version clash; the loser rolls back and tries again.
+* ``IQXNetWebJob`` keeps exactly its four columns, so rows written by other tools
+  are read as they are. A row whose code is not the newest saved version (written
+  outside the hub, or saved before versions were kept) is reported as version
+  newest+1, unsaved; the next save, restore or delete keeps it as that version
+  first. Each version row carries its code's digest so telling needs no second read
+  of the code.
+* Delete removes the job row only: the versions stay, so a deleted job can be
+  restored, and a job saved again under that name continues its numbering.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from typing import TypeVar
+
+from hub.store.base import JOB_NAME_RE, JobVersion, StoredJob
+from hub.store.files import code_digest
+from hub.store.hubdb import Conflict, HubDatabase, Row, Tx
+from shared.errors import NotFound, StoreUnavailable
+
+__all__ = ["JOB_TABLE", "VERSION_TABLE", "DbJobStore"]
+
+log = logging.getLogger("webhub.store")
+T = TypeVar("T")
+
+JOB_TABLE = "IQXNetWebJob"
+VERSION_TABLE = "IQXNetWebJobVersion"
+SAVE_ATTEMPTS = 20   # each clash means another node saved: one of them always wins
+BACKOFF_CAP_S = 0.2
+
+# The job row with its newest version's number and digest, in one statement so the
+# two agree even while another node saves.
+_CURRENT = f"""SELECT j.Name, j.Code, j.UpdatedAt, j.UpdatedBy, v.Version, v.CodeHash
+    FROM {JOB_TABLE} j LEFT JOIN {VERSION_TABLE} v ON v.Name = j.Name
+     AND v.Version = (SELECT MAX(w.Version) FROM {VERSION_TABLE} w WHERE w.Name = j.Name)"""
+
+
+def _seconds(value: object) -> float:
+    """``UpdatedAt`` as seconds since the epoch; tolerates a date-time from another tool."""
+    if isinstance(value, dt.datetime):
+        stamp = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        return stamp.timestamp()
+    if isinstance(value, (int, float, Decimal)):
+        return float(value)
+    return 0.0
+
+
+def _by(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _view(row: Row) -> tuple[StoredJob, bool]:
+    """A ``_CURRENT`` row as the job, and whether its code is unsaved (see module doc)."""
+    name, raw, updated, by, newest, digest = row
+    code = "" if raw is None else str(raw)  # another tool's table may allow NULL
+    if newest is not None and digest == code_digest(code):
+        return StoredJob(name, code, _seconds(updated), int(newest), _by(by)), False
+    number = int(newest) + 1 if newest is not None else 1
+    return StoredJob(name, code, _seconds(updated), number, _by(by)), True
+
+
+class DbJobStore:
+    kind = "db"
+
+    def __init__(self, db: HubDatabase, *, clock: Callable[[], float] = time.time) -> None:
+        self.db = db
+        self.clock = clock
+        self._ready = False
+        self._ready_lock = threading.Lock()
+        self._writing: dict[str, threading.Lock] = {}
+        self._writing_guard = threading.Lock()
+
+    def ensure_schema(self) -> None:
+        """Create the tables on first use (each node may; ``IF NOT EXISTS``)."""
+        if self._ready:
+            return
+        with self._ready_lock:
+            if self._ready:
+                return
+            d = self.db.dialect
+            self.db.ensure_schema([
+                d.create_table(JOB_TABLE, """Name {varchar}(100) NOT NULL PRIMARY KEY,
+                    Code {text} NOT NULL,
+                    UpdatedAt {real} NOT NULL,
+                    UpdatedBy {varchar}(100)"""),
+                d.create_table(VERSION_TABLE, """Name {varchar}(100) NOT NULL,
+                    Version INTEGER NOT NULL,
+                    Code {text} NOT NULL,
+                    SavedAt {real} NOT NULL,
+                    SavedBy {varchar}(100),
+                    Size {bigint} NOT NULL,
+                    CodeHash {varchar}(64) NOT NULL,
+                    PRIMARY KEY (Name, Version)"""),
+            ])
+            self._ready = True
+
+    # -- reading ------------------------------------------------------------------
+
+    def _current(self, name: str) -> tuple[StoredJob, bool] | None:
+        self.ensure_schema()
+        row = self.db.read_one(f"{_CURRENT} WHERE j.Name = ?", (name,))
+        return _view(row) if row else None
+
+    def get(self, name: str) -> StoredJob | None:
+        now = self._current(name)
+        return now[0] if now else None
+
+    def list_jobs(self) -> list[StoredJob]:
+        self.ensure_schema()
+        rows = self.db.read(f"{_CURRENT} ORDER BY j.Name")
+        # Rows written by other tools may carry names the hub cannot route to.
+        return [_view(r)[0] for r in rows if JOB_NAME_RE.match(str(r[0]))]
+
+    def versions(self, name: str) -> list[JobVersion]:
+        now = self._current(name)
+        rows = self.db.read(f"SELECT Version, SavedAt, SavedBy, Size FROM {VERSION_TABLE} "
+                            "WHERE Name = ? ORDER BY Version DESC", (name,))
+        current = now[0].version if now else None
+        found = [JobVersion(name, int(v), float(saved), _by(by), int(size), int(v) == current)
+                 for v, saved, by, size in rows]
+        if now is not None and now[1]:
+            job = now[0]
+            found.insert(0, JobVersion(name, job.version, job.modified, job.updated_by,
+                                       len(job.code.encode("utf-8")), True))
+        return found
+
+    def get_version(self, name: str, version: int) -> StoredJob | None:
+        self.ensure_schema()
+        row = self.db.read_one(f"SELECT Code, SavedAt, SavedBy FROM {VERSION_TABLE} "
+                               "WHERE Name = ? AND Version = ?", (name, version))
+        if row is not None:
+            return StoredJob(name, str(row[0]), float(row[1]), version, _by(row[2]))
+        now = self._current(name)
+        if now is not None and now[1] and now[0].version == version:
+            return now[0]
+        return None
+
+    # -- writing ------------------------------------------------------------------
+
+    def _write_lock(self, name: str) -> threading.Lock:
+        with self._writing_guard:
+            return self._writing.setdefault(name, threading.Lock())
+
+    def _retrying(self, name: str, work: Callable[[Tx], T]) -> T:
+        """``work`` in a transaction, again when another node took the version number.
+        This node's own writers of a job queue up first, so only nodes clash."""
+        self.ensure_schema()
+        with self._write_lock(name):
+            for attempt in range(1, SAVE_ATTEMPTS + 1):
+                try:
+                    with self.db.transaction() as tx:
+                        return work(tx)
+                except Conflict:
+                    log.debug("[WebJob:%s] another node took the version number (attempt %d)",
+                              name, attempt)
+                    # Random and growing, so nodes that clashed do not clash again in step.
+                    time.sleep(random.uniform(0, min(BACKOFF_CAP_S, 0.002 * 2 ** attempt)))
+        raise StoreUnavailable(f"Job '{name}' is being saved by others too often; try again")
+
+    def _add_version(self, tx: Tx, name: str, version: int, code: str, saved: float,
+                     by: str | None) -> None:
+        size = len(code.encode("utf-8"))
+        tx.write(f"INSERT INTO {VERSION_TABLE} (Name, Version, Code, SavedAt, SavedBy, Size, "
+                 "CodeHash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                 (name, version, code, saved, by, size, code_digest(code)))
+
+    def _keep_unsaved(self, tx: Tx, name: str) -> int:
+        """The newest version number, after keeping a job row changed outside the hub
+        as a version of its own."""
+        row = tx.read_one(f"{_CURRENT} WHERE j.Name = ?", (name,))
+        if row is None:
+            newest = tx.read_one(f"SELECT MAX(Version) FROM {VERSION_TABLE} WHERE Name = ?",
+                                 (name,))
+            return int(newest[0]) if newest and newest[0] is not None else 0
+        job, unsaved = _view(row)
+        if unsaved:
+            self._add_version(tx, name, job.version, job.code, job.modified, job.updated_by)
+            log.info("[WebJob:%s] kept the code changed outside the hub as version %d",
+                     name, job.version)
+        return job.version
+
+    def save(self, name: str, code: str, by: str | None = None) -> StoredJob:
+        def work(tx: Tx) -> StoredJob:
+            newest = self._keep_unsaved(tx, name)
+            now = self.clock()
+            # The version row first: it is where two saves clash, so only the winner
+            # goes on to touch the job row, and no lock is taken there before.
+            self._add_version(tx, name, newest + 1, code, now, by)
+            changed = tx.write(f"UPDATE {JOB_TABLE} SET Code = ?, UpdatedAt = ?, "
+                               "UpdatedBy = ? WHERE Name = ?",
+                               (code, now, by, name))
+            if changed == 0:
+                # No row: a new job, or one deleted since it was read (HubDatabase
+                # has MariaDB count matched rows, so an unchanged row is not 0).
+                tx.write(f"INSERT INTO {JOB_TABLE} (Name, Code, UpdatedAt, UpdatedBy) "
+                         "VALUES (?, ?, ?, ?)", (name, code, now, by))
+            return StoredJob(name, code, now, newest + 1, by)
+
+        return self._retrying(name, work)
+
+    def restore(self, name: str, version: int, by: str | None = None) -> StoredJob:
+        old = self.get_version(name, version)
+        if old is None:
+            raise NotFound(f"Job '{name}' has no version {version}")
+        return self.save(name, old.code, by)
+
+    def delete(self, name: str) -> bool:
+        def work(tx: Tx) -> bool:
+            self._keep_unsaved(tx, name)
+            return tx.write(f"DELETE FROM {JOB_TABLE} WHERE Name = ?", (name,)) > 0
+
+        return self._retrying(name, work)
+
+    def report_non_jobs(self) -> list[str]:
+        """Rows whose names the hub cannot route to: say so once, at start-up."""
+        self.ensure_schema()
+        strays = sorted(str(r[0]) for r in self.db.read(f"SELECT Name FROM {JOB_TABLE}")
+                        if not JOB_NAME_RE.match(str(r[0])))
+        for name in strays:
+            log.info("%r in %s is not a usable job name; ignored", name, JOB_TABLE)
+        return strays
