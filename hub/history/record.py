@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 __all__ = [
     "MAX_CALLS", "MAX_LOG_BYTES", "MAX_LOG_LINES", "MAX_RESULT_BYTES", "OUTCOMES", "SOURCES",
     "Caller", "RunRecord", "bound_calls", "bound_logs", "bound_result", "mask_params",
+    "record_from_json", "record_to_json",
 ]
 
 OUTCOMES = ("success", "failed", "running", "interrupted")
@@ -132,3 +133,19 @@ def bound_logs(lines: list[dict[str, Any]]) -> tuple[tuple[dict[str, Any], ...],
 
 def bound_calls(calls: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     return tuple(json.loads(json.dumps(c, default=str)) for c in calls[:MAX_CALLS])
+
+
+def record_to_json(record: RunRecord) -> dict[str, Any]:
+    """The record as plain JSON (snake_case, for spools and document stores)."""
+    return asdict(record)
+
+
+def record_from_json(data: dict[str, Any]) -> RunRecord:
+    """The inverse of :func:`record_to_json`; unknown keys are ignored."""
+    known = {f.name for f in fields(RunRecord)}
+    values = {k: v for k, v in data.items() if k in known}
+    values["caller"] = Caller(**{k: v for k, v in dict(data.get("caller") or {}).items()
+                                 if k in ("kind", "id", "name", "user_class")})
+    values["logs"] = tuple(values.get("logs") or ())
+    values["calls"] = tuple(values.get("calls") or ())
+    return RunRecord(**values)

@@ -1,0 +1,395 @@
+"""Run history in SQL tables (:mod:`hub.history.sqlschema`) on a :class:`HubDatabase`.
+
+The ``sql`` store keeps them on the shared hub database (SQLite, PostgreSQL,
+MariaDB; SQL Server through its dialect, untested); the ``local`` store
+(:mod:`hub.history.local`) in its own SQLite file. What keeps reads fast at a
+million runs:
+
+* **Rollups.** Every ``put`` changes the hour and job counters (runs, failures,
+  runtime histogram) in the same transaction as the rows. A row that is replaced
+  is first counted out, then its successor in, so a ``running`` record finished
+  later counts once and a replayed batch changes nothing. ``prune`` counts out
+  what it deletes (``PRUNE_BATCH`` oldest runs per transaction, so a big prune
+  lets the recorder in between), so the rollups always equal the rows kept. ``metrics`` sums
+  the hour rows (at most ``24 x retention`` of them), ``job_stats`` reads one
+  row per job. Only finished runs are counted; ``failed`` and ``interrupted``
+  runs are failures. Percentiles are estimated from the histogram (see
+  :mod:`hub.history.columns`).
+* **Last run per job** is one ``ORDER BY started DESC`` row off the
+  ``(job_name, started)`` index per name, all names in one ``UNION ALL``.
+* **Search** is ``search_text LIKE '%term%'`` on case-folded text. On SQLite the
+  FTS5 trigram index first gives the rows that hold the term (up to
+  ``FTS_FEW``): then only those are read; many more, and the newest rows are
+  scanned instead, which soon finds a page. Terms under three characters (no
+  trigram) are always scanned: a rare one reads the whole table.
+  PostgreSQL and MariaDB scan newest first (no full-text index there).
+
+A ``running`` record never replaces a finished one of the same ``job_id``: that
+is a replay arriving after the run ended. Metrics: totals and percentiles are
+over every retained run; ``runs_per_hour`` the 24 hours up to ``now`` (oldest
+first); ``failures_today`` the failures since midnight UTC. ``JobStats.last_caller``
+is the caller's name, or its kind when it has none.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from hub.history.base import MAX_PAGE, HistoryQuery, JobStats, Metrics
+from hub.history.columns import (
+    COLUMNS,
+    RECORD_COLUMNS,
+    Tallies,
+    Tally,
+    flatten,
+    percentile,
+    search_pattern,
+    unflatten,
+)
+from hub.history.record import RunRecord
+from hub.history.sqlschema import BUCKET_COLUMNS, FTS, HOURS, JOBS, RUNS, statements
+from hub.store.hubdb import Conflict, HubDatabase, Row, Tx
+from shared.errors import InternalError, StoreUnavailable
+
+__all__ = ["SqlHistoryStore"]
+
+log = logging.getLogger("webhub.history")
+T = TypeVar("T")
+CHUNK = 200               # names or ids per IN list (SQL Server takes 2100 parameters)
+FTS_FEW = 3000            # matches up to which the full-text hits are read directly
+PRUNE_BATCH = 5000        # runs deleted per transaction by prune
+FTS_MERGE_PAGES = 1000    # index pages one prune may rewrite to reclaim deleted rows
+INTERRUPTED = ("SYS-500", "the hub stopped before the run ended")
+_SELECT = f"SELECT id, {', '.join(RECORD_COLUMNS)} FROM {RUNS}"
+_INSERT = (f"INSERT INTO {RUNS} ({', '.join(COLUMNS)}) "
+           f"VALUES ({', '.join('?' for _ in COLUMNS)})")
+_UPDATE = f"UPDATE {RUNS} SET {', '.join(f'{c} = ?' for c in COLUMNS[1:])} WHERE job_id = ?"
+_COUNTERS = ("runs", "failures", "rt_count", "rt_sum", *BUCKET_COLUMNS)
+_FILTERS = (("job", "job_name = ?"), ("status", "outcome = ?"), ("source", "source = ?"),
+            ("caller", "caller_name = ?"), ("since", "started >= ?"),
+            ("until", "started < ?"), ("schedule_id", "schedule_id = ?"))
+
+
+def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), CHUNK):
+        yield items[start:start + CHUNK]
+
+
+def _marks(items: Sequence[Any]) -> str:
+    return ", ".join("?" for _ in items)
+
+
+class SqlHistoryStore:
+    """The ``sql`` (or, built by :func:`hub.history.local.open_local_history`, ``local``)
+    history store. ``own_db``: close the database with the store."""
+
+    def __init__(self, db: HubDatabase, *, kind: str = "sql", retention_days: int = 90,
+                 max_runs: int | None = None, own_db: bool = False) -> None:
+        self.kind = kind
+        self.db = db
+        self.retention_days = retention_days
+        self.max_runs = max_runs
+        self._own_db = own_db
+        self._fts = db.dialect.name == "sqlite"
+        self._ready = False
+        self._schema_lock = threading.Lock()
+
+    # -- plumbing ---------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Make the tables if need be (once; every call does it first anyway)."""
+        with self._schema_lock:
+            if not self._ready:
+                self._before_schema()
+                self.db.ensure_schema(statements(self.db.dialect))
+                self._ready = True
+
+    def _before_schema(self) -> None:
+        """Settings that must precede the first table (the local store's vacuum mode)."""
+
+    def _in_tx(self, work: Callable[[Tx], T]) -> T:
+        """``work`` in one transaction. Two nodes adding the same new rollup row at
+        once clash on its key; the loser runs again and finds the row there."""
+        self.prepare()
+        for attempt in (1, 2):
+            try:
+                with self.db.transaction() as tx:
+                    return work(tx)
+            except Conflict:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    # -- writing ----------------------------------------------------------------
+
+    def put(self, records: Sequence[RunRecord]) -> None:
+        if records:
+            self._in_tx(lambda tx: self._put(tx, records))
+
+    def _put(self, tx: Tx, records: Sequence[RunRecord]) -> None:
+        rows: dict[str, dict[str, Any]] = {}
+        for record in records:
+            known = rows.get(record.job_id)
+            if not (known and known["outcome"] != "running" and record.outcome == "running"):
+                rows[record.job_id] = flatten(record)
+        stored = self._stored(tx, list(rows))
+        tallies = Tallies()
+        for job_id, row in rows.items():
+            old = stored.get(job_id)
+            if old is None:
+                tx.write(_INSERT, self._bind(row[c] for c in COLUMNS))
+            elif old["outcome"] != "running" and row["outcome"] == "running":
+                continue
+            else:
+                tallies.count(old, -1)
+                tx.write(_UPDATE, self._bind([*(row[c] for c in COLUMNS[1:]), job_id]))
+            tallies.count(row, 1)
+        self._apply(tx, tallies)
+
+    def _stored(self, tx: Tx, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """What the rollups counted for each of these runs already stored."""
+        found: dict[str, dict[str, Any]] = {}
+        for part in _chunks(ids):
+            for job_id, *rest in tx.read(
+                    "SELECT job_id, job_name, outcome, started_hour, runtime_ms "
+                    f"FROM {RUNS} WHERE job_id IN ({_marks(part)})", part):
+                found[job_id] = dict(zip(("job_name", "outcome", "started_hour", "runtime_ms"),
+                                         rest, strict=True))
+        return found
+
+    def _apply(self, tx: Tx, tallies: Tallies) -> None:
+        for table, key, cells in ((HOURS, "started_hour", tallies.hours),
+                                  (JOBS, "job_name", tallies.jobs)):
+            keys: list[Any] = list(cells)
+            present: set[Any] = set()
+            for part in _chunks(keys):
+                present.update(r[0] for r in tx.read(
+                    f"SELECT {key} FROM {table} WHERE {key} IN ({_marks(part)})", part))
+            # In key order, so two nodes' transactions lock the rows in the same order
+            # (PostgreSQL and MariaDB would otherwise deadlock now and then).
+            for cell, tally in sorted(cells.items()):
+                values = [tally.runs, tally.failures, tally.rt_count, tally.rt_sum,
+                          *tally.buckets]
+                if cell not in present:
+                    tx.write(f"INSERT INTO {table} ({key}, rt_max, {', '.join(_COUNTERS)}) "
+                             f"VALUES (?, ?, {_marks(_COUNTERS)})", [cell, tally.rt_max, *values])
+                    continue
+                sets = ", ".join(f"{c} = {c} + ?" for c in _COUNTERS)
+                params: list[Any] = values
+                if tally.rt_max is not None:
+                    sets += ", rt_max = CASE WHEN rt_max IS NULL OR rt_max < ? THEN ? " \
+                            "ELSE rt_max END"
+                    params = [*values, tally.rt_max, tally.rt_max]
+                tx.write(f"UPDATE {table} SET {sets} WHERE {key} = ?", [*params, cell])
+
+    def mark_interrupted(self, node: str, now: float) -> int:
+        def work(tx: Tx) -> int:
+            rows = tx.read(f"{_SELECT} WHERE outcome = ? AND node = ?", ("running", node))
+            code, message = INTERRUPTED
+            done = [_record(r).finished(outcome="interrupted", code=code, message=message,
+                                        ended=now) for r in rows]
+            self._put(tx, done)
+            return len(done)
+        return self._in_tx(work)
+
+    def prune(self, now: float) -> int:
+        """Retention, then the size cap, ``PRUNE_BATCH`` oldest runs per transaction so
+        the recorder's writes get in between the batches of a big prune."""
+        cutoff = now - self.retention_days * 86400
+        removed = 0
+        while True:
+            batch = self._in_tx(lambda tx: self._prune_batch(tx, cutoff))
+            removed += batch
+            if batch < PRUNE_BATCH:
+                break
+        self._in_tx(lambda tx: self._trim_rollups(tx, cutoff))
+        if removed:
+            self._after_prune()
+        return removed
+
+    def _prune_batch(self, tx: Tx, cutoff: float) -> int:
+        page = self.db.dialect.page
+        newest_first = f"SELECT started, id FROM {RUNS} ORDER BY started DESC, id DESC"
+        # The newest run to go (as (started, id)): the newest one past retention, or
+        # the newest one past the cap, whichever is later.
+        edges = [tx.read_one(*page(f"SELECT started, id FROM {RUNS} WHERE started < ? "
+                                   "ORDER BY started DESC, id DESC", [cutoff], 1, 0))]
+        if self.max_runs is not None:
+            edges.append(tx.read_one(*page(newest_first, [], 1, self.max_runs)))
+        found = [(float(e[0]), int(e[1])) for e in edges if e is not None]
+        if not found:
+            return 0
+        batch_end = tx.read_one(*page(f"SELECT started, id FROM {RUNS} ORDER BY started, id",
+                                      [], 1, PRUNE_BATCH - 1))
+        edge = max(found)
+        if batch_end is not None:
+            edge = min(edge, (float(batch_end[0]), int(batch_end[1])))
+        # Two statements, not one with OR, so each reads the started index.
+        return (self._remove(tx, "started < ?", [edge[0]])
+                + self._remove(tx, "started = ? AND id <= ?", [edge[0], edge[1]]))
+
+    def _trim_rollups(self, tx: Tx, cutoff: float) -> None:
+        tx.write(f"DELETE FROM {HOURS} WHERE runs <= 0 OR started_hour < ?",
+                 [int(cutoff // 3600)])
+        tx.write(f"DELETE FROM {JOBS} WHERE runs <= 0")
+
+    def _remove(self, tx: Tx, where: str, params: Sequence[Any]) -> int:
+        """Delete the runs ``where`` says, counting them out of the rollups first."""
+        tallies = Tallies()
+        for hour, job, outcome, bucket, count, rt_sum in tx.read(
+                "SELECT started_hour, job_name, outcome, rt_bucket, COUNT(*), SUM(runtime_ms) "
+                f"FROM {RUNS} WHERE ({where}) AND outcome <> 'running' "
+                "GROUP BY started_hour, job_name, outcome, rt_bucket", params):
+            bucket = None if bucket is None else int(bucket)
+            for tally in (tallies.hours.setdefault(int(hour), Tally()),
+                          tallies.jobs.setdefault(job, Tally())):
+                tally.add(outcome, bucket, -1, count=int(count), rt_sum=int(rt_sum or 0))
+        self._apply(tx, tallies)
+        return tx.write(f"DELETE FROM {RUNS} WHERE {where}", params)
+
+    def _bind(self, values: Iterable[Any]) -> list[Any]:
+        """Statement parameters (MariaDB's long-text problem is solved by its
+        connections sending UTF-8: see hub.store.hubdb.utf8_parameters)."""
+        return list(values)
+
+    def _after_prune(self) -> None:
+        """What follows a prune that removed runs (the local store gives space back).
+
+        FTS5 records a deleted row as a tombstone in a new segment; the space of the
+        row's trigrams only comes free when segments merge. A bounded merge (negative:
+        whatever the levels) after each prune keeps the index from growing without
+        holding the write lock long; a big prune is finished by the next ones."""
+        if not self._fts:
+            return
+        try:
+            self.db.write(f"INSERT INTO {FTS}({FTS}, rank) VALUES ('merge', ?)",
+                          (-FTS_MERGE_PAGES,))
+        except (StoreUnavailable, InternalError) as exc:
+            # The runs are gone either way; the next prune merges what this one did not.
+            log.info("history search index not merged after a prune: %s", exc.message)
+
+    # -- reading ----------------------------------------------------------------
+
+    def get(self, job_id: str) -> RunRecord | None:
+        self.prepare()
+        row = self.db.read_one(f"{_SELECT} WHERE job_id = ?", (job_id,))
+        return None if row is None else _record(row)
+
+    def search(self, query: HistoryQuery) -> list[RunRecord]:
+        self.prepare()
+        where: list[str] = []
+        params: list[Any] = []
+        for name, clause in _FILTERS:
+            value = getattr(query, name)
+            if value is not None:
+                where.append(clause)
+                params.append(value)
+        if query.search:
+            clauses, values = self._search_clauses(query.search)
+            where += clauses
+            params += values
+        sql = _SELECT + (f" WHERE {' AND '.join(where)}" if where else "")
+        sql, params = self.db.dialect.page(f"{sql} ORDER BY started DESC, id DESC", params,
+                                           max(0, min(query.limit, MAX_PAGE)),
+                                           max(0, query.offset))
+        return [_record(row) for row in self.db.read(sql, self._bind(params))]
+
+    def _search_clauses(self, term: str) -> tuple[list[str], list[Any]]:
+        mssql = self.db.dialect.name == "mssql"
+        like = "search_text LIKE ? ESCAPE '!'"
+        pattern = search_pattern(term, brackets=mssql)
+        needle = term.casefold()
+        if not self._fts or len(needle) < 3:   # trigrams need three characters
+            return [like], [pattern]
+        match = '"' + needle.replace('"', '""') + '"'
+        # Evaluated once: a term of common trigrams (``cust-123``) makes the match cost
+        # tens of milliseconds whatever its hits.
+        hits = [int(r[0]) for r in self.db.read(
+            f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?", (match, FTS_FEW + 1))]
+        if len(hits) > FTS_FEW:
+            return [like], [pattern]
+        if not hits:
+            return ["1 = 0"], []
+        return [f"id IN ({_marks(hits)})", like], [*hits, pattern]
+
+    def job_stats(self, names: Sequence[str]) -> dict[str, JobStats]:
+        self.prepare()
+        wanted = list(dict.fromkeys(names))
+        last = self._last_runs(wanted)
+        tallies: dict[str, Row] = {}
+        for part in _chunks(wanted):
+            for row in self.db.read(f"SELECT job_name, runs, failures, {', '.join(BUCKET_COLUMNS)}"
+                                    f" FROM {JOBS} WHERE job_name IN ({_marks(part)})", part):
+                tallies[row[0]] = row
+        # Not DISTINCT: SQLite would then walk the whole job index instead of the few
+        # running rows.
+        running = {r[0] for r in self.db.read(
+            f"SELECT job_name FROM {RUNS} WHERE outcome = ?", ("running",))}
+        out: dict[str, JobStats] = {}
+        for name, (started, outcome, runtime, caller) in last.items():
+            counts = tallies.get(name)
+            buckets = [int(b) for b in counts[3:]] if counts else []
+            out[name] = JobStats(
+                runs=int(counts[1]) if counts else 0,
+                failures=int(counts[2]) if counts else 0,
+                last_started=float(started), last_outcome=outcome,
+                last_runtime_ms=None if runtime is None else int(runtime),
+                last_caller=caller, p50_runtime_ms=percentile(buckets, 0.5),
+                running=name in running)
+        return out
+
+    def _last_runs(self, names: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """Each named job's newest run: (started, outcome, runtime_ms, caller)."""
+        found: dict[str, tuple[Any, ...]] = {}
+        one = (f"SELECT job_name, started, outcome, runtime_ms, "
+               f"COALESCE(caller_name, caller_kind) FROM {RUNS} WHERE job_name = ? "
+               "ORDER BY started DESC, id DESC")
+        for part in _chunks(names):
+            members: list[str] = []
+            params: list[Any] = []
+            for index, name in enumerate(part):
+                sql, values = self.db.dialect.page(one, [name], 1, 0)
+                members.append(f"SELECT * FROM ({sql}) last{index}")
+                params += values
+            for name, *rest in self.db.read(" UNION ALL ".join(members), params):
+                found[name] = tuple(rest)
+        return found
+
+    def metrics(self, now: float) -> Metrics:
+        self.prepare()
+        # Sums of the hour rows: a few thousand at most (24 per retained day).
+        sums = self.db.read_one(
+            f"SELECT MAX(rt_max), {', '.join(f'SUM({c})' for c in _COUNTERS)} FROM {HOURS}"
+        ) or (None,) * (len(_COUNTERS) + 1)
+        top = sums[0]
+        runs, failures, rt_count, _, *buckets = (int(c or 0) for c in sums[1:])
+        hour_now = int(now // 3600)
+        day_start = int(now // 86400) * 24
+        per_hour = [0] * 24
+        failures_today = 0
+        for hour, hour_runs, hour_failures in self.db.read(
+                f"SELECT started_hour, runs, failures FROM {HOURS} "
+                "WHERE started_hour >= ? AND started_hour <= ?",
+                (min(hour_now - 23, day_start), hour_now)):
+            if hour_now - int(hour) < 24:
+                per_hour[23 - (hour_now - int(hour))] += int(hour_runs)
+            if int(hour) >= day_start:
+                failures_today += int(hour_failures)
+        rt_max = None if top is None or not rt_count else int(top)
+        return Metrics(
+            total=runs, successes=runs - failures, failures=failures,
+            runtime_p50_ms=percentile(buckets, 0.5, rt_max),
+            runtime_p95_ms=percentile(buckets, 0.95, rt_max),
+            runtime_max_ms=rt_max, failures_today=failures_today, runs_per_hour=per_hour)
+
+    def close(self) -> None:
+        if self._own_db:
+            self.db.close()
+
+
+def _record(row: Row) -> RunRecord:
+    """A record from a ``_SELECT`` row (its leading ``id`` dropped)."""
+    return unflatten(dict(zip(RECORD_COLUMNS, row[1:], strict=True)))
