@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import dataclasses
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -16,38 +20,65 @@ from hub.abuse import RateLimiter, SignInThrottle, parse_trusted_proxies
 from hub.api.answers import error_response, refusal
 from hub.api.auth_routes import router as auth_router
 from hub.api.deps import Hub
+from hub.api.history_routes import router as history_router
 from hub.api.key_routes import router as keys_router
 from hub.api.routes import router
+from hub.api.store_routes import router as store_router
 from hub.api.streaming import ClientGone
 from hub.auth import Identity
 from hub.engine.engine import Engine, EngineConfig, new_ref
 from hub.outside.database import Database
 from hub.outside.demo_data import seed_if_new
 from hub.outside.netpolicy import NetPolicy
+from hub.outside.own_servers import own_server_entries, own_server_hosts
 from hub.services.catalog import Catalog
+from hub.services.history import History, open_history
 from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner
 from hub.settings import Settings
+from hub.store.base import JobStore
 from hub.store.files import FileJobStore
 from hub.store.identity import open_identity_store
 from shared.errors import BadRequest, InternalError, NotFound, WebJobsError
 
 log = logging.getLogger("webhub")
 SIGN_IN_RATE = 30  # sign-in attempts a minute per address, whatever the names
+PRUNE_EVERY_S = 3600.0
+
+
+def job_store(settings: Settings) -> JobStore:
+    if settings.job_store == "db":
+        from hub.store.dbjobs import DbJobStore
+        from hub.store.hubdb import open_hub_database
+
+        return DbJobStore(open_hub_database(settings.hub_db))
+    return FileJobStore(settings.jobs_dir)
 
 
 def build_hub(settings: Settings) -> Hub:
-    store = FileJobStore(settings.jobs_dir)
+    users = open_identity_store(settings.hub_db)
+    store = job_store(settings)
+    history = open_history(settings)
     outside = outside_bridge(settings)
     engine = Engine(EngineConfig(max_concurrent=settings.max_concurrent,
                                  queue_timeout_ms=settings.queue_timeout_ms,
                                  spare_workers=settings.spare_workers), outside)
-    runner = JobRunner(settings, store, engine)
-    users = open_identity_store(settings.hub_db)
+    runner = JobRunner(settings, store, engine, history)
     identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)
-    return Hub(settings, engine, runner, Catalog(store, runner, engine), users, identity,
+    catalog = Catalog(store, runner, engine, files_dir=settings.jobs_dir)
+    return Hub(settings, engine, runner, catalog, users, identity,
                RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(SIGN_IN_RATE),
-               parse_trusted_proxies(settings.trusted_proxies), outside)
+               parse_trusted_proxies(settings.trusted_proxies), outside, history)
+
+
+async def _prune_now_and_then(history: History) -> None:
+    """Retention and size caps, applied hourly (and once at start, by open_history)."""
+    while True:
+        await asyncio.sleep(PRUNE_EVERY_S)
+        try:
+            await asyncio.to_thread(history.store.prune, time.time())
+        except Exception as exc:  # a store that is down now is pruned next time
+            log.info("run history not pruned: %s", getattr(exc, "message", type(exc).__name__))
 
 
 def outside_bridge(settings: Settings) -> HubBridge:
@@ -56,6 +87,9 @@ def outside_bridge(settings: Settings) -> HubBridge:
                                          settings.http_test_loopback_port)
     except ValueError as exc:
         raise BadRequest(f"WEBJOB_HTTP_*: {exc}") from None
+    mongo = settings.mongo_url if settings.history_store == "mongo" else None
+    own = own_server_entries(own_server_hosts([settings.hub_db, settings.job_db], mongo))
+    policy = dataclasses.replace(policy, own_servers=tuple(own))
     if policy.test_loopback_port is not None:
         log.warning("WEBJOB_HTTP_TEST_LOOPBACK_PORT is set: jobs may call 127.0.0.1:%d. "
                     "This is for tests only; never set it in production.",
@@ -72,24 +106,37 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        hub.catalog.store.report_non_jobs()  # type: ignore[attr-defined]
+        if isinstance(hub.catalog.store, FileJobStore):
+            hub.catalog.store.report_non_jobs()
         await hub.engine.start()
-        log.info("hub %s ready: %d concurrent runs, %d spare workers, jobs in %s",
-                 settings.node, settings.max_concurrent, settings.spare_workers, settings.jobs_dir)
+        pruner = asyncio.create_task(_prune_now_and_then(hub.history))
+        log.info("hub %s ready: %d concurrent runs, %d spare workers, jobs in %s, "
+                 "history in %s", settings.node, settings.max_concurrent,
+                 settings.spare_workers, _where_jobs(settings), settings.history_store)
         try:
             yield
         finally:
+            pruner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pruner
             await hub.engine.close()
             await hub.outside.close()
+            await asyncio.to_thread(hub.history.close)
             hub.users.close()
 
     app = FastAPI(title="WebJobs hub", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.hub = hub
     app.include_router(auth_router)
     app.include_router(keys_router)
+    app.include_router(history_router)
+    app.include_router(store_router)
     app.include_router(router)
     _install_error_handlers(app)
     return app
+
+
+def _where_jobs(settings: Settings) -> str:
+    return "the hub database" if settings.job_store == "db" else str(settings.jobs_dir)
 
 
 def _install_error_handlers(app: FastAPI) -> None:

@@ -76,7 +76,7 @@ async def login(request: Request) -> Response:
 
 @router.post("/api/auth/logout")
 async def logout(request: Request) -> Response:
-    caller_of(request)  # a cross-site logout is refused like any other cookie write
+    await caller_of(request)  # a cross-site logout is refused like any other cookie write
     secret = request.cookies.get(SESSION_COOKIE)
     if secret:
         hub_of(request).users.close_session(secret)
@@ -90,4 +90,4 @@ async def logout(request: Request) -> Response:
 
 @router.get("/api/auth/me")
 async def me(request: Request) -> dict[str, Any]:
-    return caller_of(request).as_job_view()
+    return (await caller_of(request)).as_job_view()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network
 
@@ -11,6 +12,7 @@ from hub.abuse import RateLimiter, SignInThrottle, client_address
 from hub.auth import Caller, Identity, check_owner, check_same_origin
 from hub.engine.engine import Engine
 from hub.services.catalog import Catalog
+from hub.services.history import History
 from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner
 from hub.settings import Settings
@@ -30,6 +32,7 @@ class Hub:
     sign_in_rate: RateLimiter
     trusted: list[IPv4Network | IPv6Network]
     outside: HubBridge
+    history: History
 
 
 def hub_of(request: Request) -> Hub:
@@ -72,13 +75,23 @@ def own_origin(request: Request) -> str:
     return f"{public_scheme(request)}://{host}"
 
 
-def caller_of(request: Request) -> Caller:
-    caller = hub_of(request).identity.resolve(request.headers, request.cookies)
+async def caller_of(request: Request) -> Caller:
+    """Who is calling. The lookup reads the hub database; a server database (not the
+    embedded SQLite file) is read in a thread, so a slow or unreachable server never
+    holds up the event loop."""
+    hub = hub_of(request)
+    proof = ("authorization" in request.headers or "x-api-key" in request.headers
+             or bool(request.cookies))
+    if proof and hub.users.db.url.kind == "odbc":
+        caller = await asyncio.to_thread(hub.identity.resolve, request.headers,
+                                         request.cookies)
+    else:
+        caller = hub.identity.resolve(request.headers, request.cookies)
     check_same_origin(caller, request.method, request.headers, own_origin(request))
     return caller
 
 
-def owner_of(request: Request) -> Caller:
-    caller = caller_of(request)
+async def owner_of(request: Request) -> Caller:
+    caller = await caller_of(request)
     check_owner(caller)
     return caller

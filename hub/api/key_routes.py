@@ -15,14 +15,14 @@ from shared.errors import BadRequest, NotFound
 router = APIRouter(prefix="/api/webjobs")
 
 
-def _job_must_exist(request: Request, name: str) -> None:
-    hub_of(request).runner.load(name)  # HUB-007 for a bad name, SYS-404 for none
+async def _job_must_exist(request: Request, name: str) -> None:
+    await hub_of(request).runner.load(name)  # HUB-007 for a bad name, SYS-404 for none
 
 
 @router.post("/{name}/keys")
 async def issue_key(name: str, request: Request) -> dict[str, Any]:
-    owner_of(request)
-    _job_must_exist(request, name)
+    await owner_of(request)
+    await _job_must_exist(request, name)
     label = (await read_json_object(request, 64 * 1024)).get("label", "")
     if not isinstance(label, str) or len(label) > 100:
         raise BadRequest("'label' must be text of at most 100 characters")
@@ -32,14 +32,14 @@ async def issue_key(name: str, request: Request) -> dict[str, Any]:
 
 @router.get("/{name}/keys")
 async def list_keys(name: str, request: Request) -> dict[str, Any]:
-    owner_of(request)
-    _job_must_exist(request, name)
+    await owner_of(request)
+    await _job_must_exist(request, name)
     return {"keys": [asdict(k) for k in hub_of(request).users.list_keys(name)]}
 
 
 @router.delete("/{name}/keys/{key_id}")
 async def revoke_key(name: str, key_id: int, request: Request) -> dict[str, Any]:
-    owner_of(request)
+    await owner_of(request)
     if not hub_of(request).users.revoke_key(name, key_id):
         raise NotFound(f"Job '{name}' has no key {key_id}")
     return {"success": True}

@@ -3,6 +3,7 @@ service and shapes the answer."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -14,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 
 from hub.api.answers import refusal
 from hub.api.deps import address_of, caller_of, hub_of, owner_of
+from hub.api.history_routes import stats_json
 from hub.api.inbound import Inbound, read_body, read_inbound, read_json_object
 from hub.api.streaming import answer_run
 from hub.auth import Caller
@@ -39,14 +41,19 @@ async def health(request: Request) -> dict[str, Any]:
 
 @router.get("/available")
 async def available(request: Request) -> dict[str, Any]:
-    owner_of(request)
+    await owner_of(request)
     hub = hub_of(request)
-    return {"jobs": hub.catalog.available(), "store": hub.catalog.store.kind}
+    jobs = await asyncio.to_thread(hub.catalog.available)
+    stats = await hub.history.job_stats([job["name"] for job in jobs])
+    running_here = {run.job_name for run in hub.engine.running()}
+    for job in jobs:
+        job["stats"] = stats_json(stats.get(job["name"]), job["name"] in running_here)
+    return {"jobs": jobs, "store": hub.catalog.store.kind}
 
 
 @router.get("/running")
 async def running(request: Request) -> dict[str, Any]:
-    owner_of(request)
+    await owner_of(request)
     now = time.monotonic()
     runs = [{"jobId": r.job_id, "jobName": r.job_name, "source": r.origin,
              "runtime": int((now - r.started) * 1000)} for r in hub_of(request).engine.running()]
@@ -55,12 +62,12 @@ async def running(request: Request) -> dict[str, Any]:
 
 @router.post("/save")
 async def save(request: Request) -> dict[str, Any]:
-    owner_of(request)
+    caller = await owner_of(request)
     data = await read_json_object(request, hub_of(request).settings.max_body_bytes)
     name = data.get("name")
     if not isinstance(name, str):
         raise BadJobName("'name' must be the job's name, as a string")
-    job = await hub_of(request).catalog.save(name, data.get("code"))
+    job = await hub_of(request).catalog.save(name, data.get("code"), by=caller.name)
     return {"success": True, "job": job}
 
 
@@ -98,16 +105,16 @@ def _name_from(filename: str, given: str) -> str:
 
 @router.post("/upload")
 async def upload(request: Request) -> dict[str, Any]:
-    owner_of(request)
+    caller = await owner_of(request)
     filename, code, fields = await _form_file(request)
     name = _name_from(filename, str(fields.get("name", "")).strip())
-    job = await hub_of(request).catalog.save(name, code)
+    job = await hub_of(request).catalog.save(name, code, by=caller.name)
     return {"success": True, "job": job}
 
 
 @router.post("/execute")
 async def execute(request: Request) -> Response:
-    caller = owner_of(request)
+    caller = await owner_of(request)
     try:
         return await _execute(request, caller)
     except WebJobsError as exc:  # this route always streams, refusals included
@@ -137,20 +144,21 @@ async def _execute(request: Request, caller: Caller) -> Response:
 
 @router.get("/{name}/code")
 async def code(name: str, request: Request) -> Response:
-    owner_of(request)
-    return Response(hub_of(request).catalog.code(name), media_type="text/javascript")
+    await owner_of(request)
+    code = await asyncio.to_thread(hub_of(request).catalog.code, name)
+    return Response(code, media_type="text/javascript")
 
 
 @router.delete("/{name}")
 async def delete(name: str, request: Request) -> dict[str, Any]:
-    owner_of(request)
-    hub_of(request).catalog.delete(name)
+    await owner_of(request)
+    await hub_of(request).catalog.delete(name)
     return {"success": True}
 
 
 @router.post("/{job_id}/stop")
 async def stop(job_id: str, request: Request) -> Response:
-    owner_of(request)
+    await owner_of(request)
     if not hub_of(request).engine.stop(job_id):
         raise NotFound(f"No run '{job_id}' is in flight on this node")
     return JSONResponse({"success": True, "stopped": True})
@@ -159,8 +167,8 @@ async def stop(job_id: str, request: Request) -> Response:
 @router.api_route("/{name}", methods=["GET", "POST"])
 async def run_job(name: str, request: Request) -> Response:
     hub = hub_of(request)
-    job = hub.runner.load(name)
-    caller = caller_of(request)
+    job = await hub.runner.load(name)
+    caller = await caller_of(request)
     hub.runner.authorise(job, caller)
     address = address_of(request)
     if caller.kind == "anonymous":  # only public jobs get this far without credentials

@@ -169,7 +169,12 @@ class _OdbcDriver(_Driver):
 
     def connect(self, login_s: float) -> Any:
         timeout = max(1, round(min(login_s, MAX_LOGIN_S)))
-        return self.pyodbc.connect(self.conn_str, autocommit=True, timeout=timeout)
+        conn = self.pyodbc.connect(self.conn_str, autocommit=True, timeout=timeout)
+        dbms = str(conn.getinfo(self.pyodbc.SQL_DBMS_NAME)).lower()
+        if "maria" in dbms or "mysql" in dbms:
+            # Its driver garbles UTF-16 text parameters of 254 characters and more.
+            conn.setencoding(encoding="utf-8")
+        return conn
 
     def cancel(self, call: _Call) -> None:
         if call.cursor is not None:

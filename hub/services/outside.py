@@ -22,10 +22,21 @@ from shared.errors import JobFailed
 log = logging.getLogger("webhub.outside")
 
 
+MAX_CALLS_KEPT = 100
+MAX_SQL_KEPT = 500
+
+
 def _note(run: RunRequest, level: str, message: str) -> None:
     """Every outbound call is part of the run's console (live, and kept with it)."""
     if run.note is not None:
         run.note(level, message)
+
+
+def _keep_call(run: RunRequest, call: dict[str, Any]) -> None:
+    """The run's outbound calls and queries, for its history record (bounded)."""
+    calls = run.host_state.setdefault("calls", [])
+    if len(calls) < MAX_CALLS_KEPT:
+        calls.append(call)
 
 
 class HubBridge:
@@ -45,15 +56,24 @@ class HubBridge:
         if not isinstance(sql, str):
             raise JobFailed("db.exec(sql, params): the SQL must be text")
         remaining_s = max(0.1, run.limits.runtime_ms / 1000 - (time.monotonic() - run.created))
+        call: dict[str, Any] = {"kind": "db", "sql": sql[:MAX_SQL_KEPT]}
+        started = time.monotonic()
         try:
-            return await self.database.exec(sql, args.get("params"), run.staff_id, remaining_s)
+            answer = await self.database.exec(sql, args.get("params"), run.staff_id, remaining_s)
+            call |= ({"rows": len(answer)} if isinstance(answer, list)
+                     else {"affectedRows": answer.get("affectedRows")})
+            return answer
         except JobFailed as exc:
+            call["error"] = exc.message
             log.info("[WebJob:%s] %s db.exec failed: %s ref=%s", run.job_name, run.job_id,
                      exc.message, run.ref)
             state = exc.extra.get("sqlstate")
             if state:
                 exc.extra["job_code"] = str(state)
             raise
+        finally:
+            call["ms"] = int((time.monotonic() - started) * 1000)
+            _keep_call(run, call)
 
     async def _http(self, args: Any, run: RunRequest) -> Any:
         if not isinstance(args, dict) or not isinstance(args.get("url"), str):
@@ -68,11 +88,20 @@ class HubBridge:
             answer: dict[str, Any] = await fetch(args["url"], options, self.policy)
         except JobFailed as exc:
             _note(run, "warn", f"http {method} {shown} refused or failed: {exc.message}")
+            _keep_call(run, {"kind": "http", "method": method, "url": shown,
+                             "error": exc.message, "ms": _ms_since(started)})
             raise
         size = len(answer.get("base64") or "") * 3 // 4
+        ms = _ms_since(started)
         _note(run, "info", f"http {method} {shown} -> {answer.get('status')}, {size} bytes, "
-                           f"{int((time.monotonic() - started) * 1000)} ms")
+                           f"{ms} ms")
+        _keep_call(run, {"kind": "http", "method": method, "url": shown,
+                         "status": answer.get("status"), "bytes": size, "ms": ms})
         return answer
 
     async def close(self) -> None:
         await self.database.close()
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

@@ -1,12 +1,14 @@
 """Running jobs for the hub: from a stored (or uploaded) job to a ``RunResult``.
 
-It resolves the header and limits, builds the engine's ``RunRequest``, logs one
-line per finished run (with the ``ref`` every failure carries) and keeps the
-hub's warnings about headers.
+It resolves the header and limits, builds the engine's ``RunRequest``, records
+the run in history (when a worker starts it, and when it ends), logs one line per
+finished run (with the ``ref`` every failure carries) and keeps the hub's
+warnings about headers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -17,6 +19,7 @@ from typing import Any
 from hub.auth import Caller, check_job_access
 from hub.engine.engine import Engine, RunRequest, RunResult
 from hub.engine.modules import installed_builds, mentioned
+from hub.services.history import History, RunStart
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
 from shared.errors import NotFound
@@ -32,6 +35,7 @@ class LoadedJob:
     code: str
     header: JobHeader
     resolved: ResolvedLimits
+    version: int | None = None
 
 
 def new_job_id() -> str:
@@ -39,28 +43,33 @@ def new_job_id() -> str:
 
 
 class JobRunner:
-    def __init__(self, settings: Settings, store: JobStore, engine: Engine) -> None:
+    def __init__(self, settings: Settings, store: JobStore, engine: Engine,
+                 history: History | None = None) -> None:
         self.settings = settings
         self.store = store
         self.engine = engine
+        self.history = history
         self._noted: set[tuple[str, str]] = set()
         self.module_builds = installed_builds(list(settings.modules))
 
-    def describe(self, name: str, code: str) -> LoadedJob:
+    def describe(self, name: str, code: str, version: int | None = None) -> LoadedJob:
         header = parse_header(code, name)
         resolved = resolve_limits(header, self.settings.maxima)
         for note in resolved.notes:
             if (name, note) not in self._noted:  # once per job and note, not per read
                 self._noted.add((name, note))
                 log.info("[WebJob:%s] %s", name, note)
-        return LoadedJob(name, code, header, resolved)
+        return LoadedJob(name, code, header, resolved, version)
 
-    def load(self, name: str) -> LoadedJob:
+    async def load(self, name: str) -> LoadedJob:
+        """The job, read afresh from the store (a database store in a thread, so a
+        slow server never holds up the event loop)."""
         check_job_name(name)
-        stored = self.store.get(name)
+        stored = (await asyncio.to_thread(self.store.get, name) if self.store.kind == "db"
+                  else self.store.get(name))
         if stored is None:
             raise NotFound(f"There is no job named '{name}'")
-        return self.describe(name, stored.code)
+        return self.describe(name, stored.code, stored.version or None)
 
     def authorise(self, job: LoadedJob, caller: Caller) -> None:
         check_job_access(caller, job.name, job.header.access)
@@ -69,7 +78,8 @@ class JobRunner:
                   origin: str = "http", pretty: bool = False,
                   on_log: Callable[[LogLine], None] | None = None,
                   on_start: Callable[[], None] | None = None,
-                  job_id: str | None = None) -> RunResult:
+                  job_id: str | None = None, schedule: tuple[str, str] | None = None
+                  ) -> RunResult:
         req = RunRequest(
             job_id=job_id or new_job_id(), job_name=job.name, source=job.code,
             limits=job.resolved.limits, params=params,
@@ -78,8 +88,41 @@ class JobRunner:
             staff_id=caller.staff_id,
             approved_modules=list(self.settings.modules),
             modules=[b.as_message() for b in mentioned(job.code, self.module_builds)])
-        result = await self.engine.run(req)
+        if self.history is None:
+            result = await self.engine.run(req)
+        else:
+            result = await self._recorded(req, job, caller, params, schedule)
         self._log_result(job.name, result, origin, req.ref)
+        return result
+
+    async def _recorded(self, req: RunRequest, job: LoadedJob, caller: Caller, params: Any,
+                        schedule: tuple[str, str] | None) -> RunResult:
+        """Run ``req``, recording it from the moment a worker takes it (a run refused
+        by a full queue never started, so it is not in history)."""
+        assert self.history is not None
+        history = self.history
+        start = RunStart(req.job_id, job.name, job.version, req.origin, caller, params,
+                         str(req.request.get("method") or ""), req.ref,
+                         *(schedule or (None, None)))
+        record = None
+        then = req.on_start
+
+        def started() -> None:
+            nonlocal record
+            record = history.begin(start)
+            if then is not None:
+                then()
+
+        req.on_start = started
+        try:
+            result = await self.engine.run(req)
+        except BaseException:
+            if record is not None:
+                history.end_abruptly(record, "the run ended without an outcome")
+            raise
+        if record is None:  # finished without a worker ever starting it
+            record = history.begin(start)
+        history.end(record, result, list(req.host_state.get("calls", [])))
         return result
 
     def _log_result(self, name: str, result: RunResult, origin: str, ref: str) -> None:

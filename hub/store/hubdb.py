@@ -30,18 +30,14 @@ from typing import Any, cast
 
 from hub.outside.database import DatabaseUrl, parse_database_url
 from hub.store.dialects import DIALECTS, Dialect, dialect_for_dbms
-from shared.errors import BadRequest, InternalError, StoreUnavailable
+from shared.errors import BadRequest, Conflict, InternalError, StoreUnavailable
 
-__all__ = ["Conflict", "HubDatabase", "Row", "Tx", "open_hub_database"]
+__all__ = ["Conflict", "HubDatabase", "Row", "Tx", "open_hub_database", "utf8_parameters"]
 
 log = logging.getLogger("webhub.db")
 Row = tuple[Any, ...]
 LOGIN_S = 10
 BUSY_S = 5.0
-
-
-class Conflict(BadRequest):
-    """A row clashes with one already stored (a unique key or a reference)."""
 
 
 class Tx:
@@ -140,10 +136,12 @@ class HubDatabase:
     def _connect(self) -> Any:
         if self._pyodbc is not None:
             try:
-                return self._pyodbc.connect(self._conn_str, autocommit=True, timeout=LOGIN_S)
+                conn = self._pyodbc.connect(self._conn_str, autocommit=True, timeout=LOGIN_S)
             except self._pyodbc.Error as exc:
                 raise StoreUnavailable(f"The {self.label} is unavailable: "
                                        f"{_odbc_message(exc)}") from None
+            utf8_parameters(self._pyodbc, conn)
+            return conn
         return _open_sqlite(Path(self.url.target))
 
     @contextlib.contextmanager
@@ -265,6 +263,14 @@ class HubDatabase:
         if isinstance(exc, (StoreUnavailable, InternalError, BadRequest)):
             return exc
         return InternalError(f"The {self.label} failed: {type(exc).__name__}")
+
+
+def utf8_parameters(pyodbc: Any, conn: Any) -> None:
+    """MariaDB's ODBC driver garbles text parameters of 254 characters and more sent
+    as UTF-16 (pyodbc's default): its connections send UTF-8 instead."""
+    dbms = str(conn.getinfo(pyodbc.SQL_DBMS_NAME)).lower()
+    if "maria" in dbms or "mysql" in dbms:
+        conn.setencoding(encoding="utf-8")
 
 
 def _odbc_message(exc: Exception) -> str:

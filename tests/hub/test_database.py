@@ -329,6 +329,17 @@ def test_parameters_stay_literal(backend: Backend, table: str) -> None:
     using(backend, body)
 
 
+def test_long_text_parameters_arrive_intact(backend: Backend) -> None:
+    """MariaDB's driver garbles UTF-16 text parameters of 254+ characters: connections
+    to it send UTF-8."""
+    text = ("héllo ✓ " * 700)[:5000]
+
+    async def body(db: Database) -> None:
+        assert await db.exec("SELECT ? AS v", [text], None, 10) == [{"v": text}]
+
+    using(backend, body)
+
+
 def test_affected_rows(backend: Backend, table: str) -> None:
     async def body(db: Database) -> None:
         assert await db.exec(_create(backend, table), None, None, 10) == {"affectedRows": 0}

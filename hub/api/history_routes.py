@@ -1,0 +1,144 @@
+"""Run history and metrics under /api/webjobs (owner only)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.requests import Request
+
+from hub.api.deps import hub_of, owner_of
+from hub.history.base import MAX_PAGE, HistoryQuery, JobStats
+from hub.history.record import OUTCOMES, SOURCES, RunRecord
+from shared.errors import BadRequest, NotFound
+
+router = APIRouter(prefix="/api/webjobs")
+MAX_OFFSET = 10_000_000
+MAX_TEXT = 200
+
+
+def _int_param(raw: str | None, name: str, default: int, low: int, high: int) -> int:
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequest(f"'{name}' must be a whole number, not '{raw[:40]}'") from None
+    if value < low or value > high:
+        raise BadRequest(f"'{name}' must be between {low} and {high}, not {value}")
+    return value
+
+
+def _time_param(raw: str | None, name: str) -> float | None:
+    """ISO 8601 (a date, or a date and time; UTC unless it says otherwise) or epoch ms."""
+    if raw is None or raw == "":
+        return None
+    text = raw.strip()
+    try:
+        if text.lstrip("-").isdigit():
+            return int(text) / 1000
+        when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (ValueError, OverflowError):
+        raise BadRequest(f"'{name}' must be an ISO 8601 date or time (e.g. 2026-11-29 or "
+                         f"2026-11-29T13:45:00Z) or epoch milliseconds, not "
+                         f"'{text[:40]}'") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.timestamp()
+
+
+def _choice_param(raw: str | None, name: str, choices: tuple[str, ...]) -> str | None:
+    if raw is None or raw == "":
+        return None
+    if raw not in choices:
+        raise BadRequest(f"'{name}' must be one of {', '.join(choices)}, not '{raw[:40]}'")
+    return raw
+
+
+def _text_param(raw: str | None, name: str) -> str | None:
+    if raw is None or raw == "":
+        return None
+    if len(raw) > MAX_TEXT:
+        raise BadRequest(f"'{name}' may be at most {MAX_TEXT} characters")
+    return raw
+
+
+def history_query(request: Request) -> HistoryQuery:
+    q = request.query_params
+    since, until = _time_param(q.get("since"), "since"), _time_param(q.get("until"), "until")
+    if since is not None and until is not None and until < since:
+        raise BadRequest("'until' is before 'since'")
+    return HistoryQuery(
+        limit=_int_param(q.get("limit"), "limit", 50, 1, MAX_PAGE),
+        offset=_int_param(q.get("offset"), "offset", 0, 0, MAX_OFFSET),
+        search=_text_param(q.get("search"), "search"),
+        job=_text_param(q.get("job"), "job"),
+        status=_choice_param(q.get("status"), "status", OUTCOMES),
+        source=_choice_param(q.get("source"), "source", SOURCES),
+        caller=_text_param(q.get("caller"), "caller"),
+        since=since, until=until,
+        schedule_id=_text_param(q.get("schedule"), "schedule"))
+
+
+@router.get("/history")
+async def history(request: Request) -> dict[str, Any]:
+    await owner_of(request)
+    query = history_query(request)
+    runs = await hub_of(request).history.search(query)
+    return {"runs": [r.summary_json() for r in runs], "limit": query.limit,
+            "offset": query.offset}
+
+
+@router.get("/metrics")
+async def metrics(request: Request) -> dict[str, Any]:
+    await owner_of(request)
+    hub = hub_of(request)
+    figures = await hub.history.metrics()
+    engine = hub.engine.metrics()
+    done = figures.successes + figures.failures
+    return {
+        "total": figures.total, "successes": figures.successes, "failures": figures.failures,
+        "successRate": None if done == 0 else round(figures.successes / done, 4),
+        "runtime": {"p50": figures.runtime_p50_ms, "p95": figures.runtime_p95_ms,
+                    "max": figures.runtime_max_ms},
+        "failuresToday": figures.failures_today, "runsPerHour": figures.runs_per_hour,
+        "workersRunning": engine["workersRunning"], "workersQueued": engine["workersQueued"],
+        "workersMax": engine["workersMax"], "node": hub.settings.node,
+        "stores": {"jobs": hub.catalog.store.kind, "history": hub.history.describe()},
+    }
+
+
+async def _run_record(request: Request, job_id: str) -> RunRecord:
+    await owner_of(request)
+    if not job_id or len(job_id) > 100:
+        raise NotFound("No run with that id")
+    record = await hub_of(request).history.get(job_id)
+    if record is None:
+        raise NotFound(f"No run '{job_id}' in history")
+    return record
+
+
+@router.get("/{job_id}/output")
+async def output(job_id: str, request: Request) -> dict[str, Any]:
+    return (await _run_record(request, job_id)).as_json()
+
+
+@router.get("/{job_id}/logs")
+async def logs(job_id: str, request: Request) -> dict[str, Any]:
+    record = await _run_record(request, job_id)
+    return {"jobId": record.job_id, "outcome": record.outcome, "logs": list(record.logs),
+            "truncated": record.logs_truncated}
+
+
+def stats_json(stats: JobStats | None, running_here: bool) -> dict[str, Any]:
+    """A job's figures for /available (zeros when it never ran)."""
+    if stats is None:
+        return {"runs": 0, "failures": 0, "successRate": None, "lastRun": None,
+                "p50Runtime": None, "running": running_here}
+    last = None if stats.last_started is None else {
+        "started": stats.last_started, "outcome": stats.last_outcome,
+        "runtime": stats.last_runtime_ms, "by": stats.last_caller}
+    return {"runs": stats.runs, "failures": stats.failures, "successRate": stats.success_rate,
+            "lastRun": last, "p50Runtime": stats.p50_runtime_ms,
+            "running": running_here or stats.running}

@@ -1,0 +1,162 @@
+"""Run history for the hub: records every run and answers the history API.
+
+A run is recorded when a worker starts it (``running``) and again when it ends;
+both go through the :class:`~hub.history.recorder.Recorder`, so the answer never
+waits on the store. Queries run in a thread (stores are synchronous).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hub.auth import Caller
+from hub.engine.engine import RunResult
+from hub.history.base import HistoryQuery, HistoryStore, JobStats, Metrics
+from hub.history.record import (
+    Caller as RecordCaller,
+)
+from hub.history.record import (
+    RunRecord,
+    bound_calls,
+    bound_logs,
+    bound_result,
+    mask_params,
+)
+from hub.history.recorder import Recorder
+from hub.settings import Settings
+
+__all__ = ["History", "RunStart", "open_history"]
+
+log = logging.getLogger("webhub.history")
+SPOOL_FILE = "history-spool.jsonl"
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """What is known of a run before it ends."""
+
+    job_id: str
+    job_name: str
+    job_version: int | None
+    source: str
+    caller: Caller
+    params: Any
+    method: str
+    ref: str
+    schedule_id: str | None = None
+    schedule_name: str | None = None
+
+
+def _caller(caller: Caller) -> RecordCaller:
+    return RecordCaller(caller.kind, None if caller.id is None else str(caller.id), caller.name,
+                        caller.user_class)
+
+
+class History:
+    def __init__(self, store: HistoryStore, recorder: Recorder, node: str) -> None:
+        self.store = store
+        self.recorder = recorder
+        self.node = node
+
+    # -- recording ---------------------------------------------------------------
+
+    def begin(self, start: RunStart) -> RunRecord:
+        record = RunRecord(
+            job_id=start.job_id, job_name=start.job_name, source=start.source,
+            caller=_caller(start.caller), started=time.time(), node=self.node, ref=start.ref,
+            job_version=start.job_version, method=start.method,
+            params=mask_params(start.params), schedule_id=start.schedule_id,
+            schedule_name=start.schedule_name)
+        self.recorder.record(record)
+        return record
+
+    def end(self, record: RunRecord, result: RunResult, calls: list[dict[str, Any]]) -> None:
+        logs, cut = bound_logs([{"level": x.level, "message": x.message, "ms": x.t}
+                                for x in result.logs])
+        changes: dict[str, Any] = {"logs": logs, "logs_truncated": cut,
+                                   "calls": bound_calls(calls), "ended": time.time(),
+                                   "runtime_ms": result.runtime_ms, "cpu_ms": result.cpu_ms}
+        if result.error is None:
+            meta = result.meta
+            text, truncated, size = bound_result(result.body, str(meta.get("format") or ""))
+            changes |= {"outcome": "success", "http_status": int(meta.get("status", 200)),
+                        "result": text, "result_truncated": truncated, "result_size": size,
+                        "result_type": meta.get("type"), "result_format": meta.get("format")}
+        else:
+            err = result.error
+            changes |= {"outcome": "failed", "code": err.code, "message": err.message,
+                        "limit": err.extra.get("limit"), "http_status": err.http_status}
+        self.recorder.record(record.finished(**changes))
+
+    def end_abruptly(self, record: RunRecord, message: str) -> None:
+        """The run's own machinery failed (not the job): it still ends in history."""
+        self.recorder.record(record.finished(
+            outcome="failed", code="SYS-500", message=message, ended=time.time(),
+            runtime_ms=int((time.time() - record.started) * 1000), http_status=500))
+
+    # -- queries -----------------------------------------------------------------
+
+    async def search(self, query: HistoryQuery) -> list[RunRecord]:
+        return await asyncio.to_thread(self.store.search, query)
+
+    async def get(self, job_id: str) -> RunRecord | None:
+        return await asyncio.to_thread(self.store.get, job_id)
+
+    async def metrics(self) -> Metrics:
+        return await asyncio.to_thread(self.store.metrics, time.time())
+
+    async def job_stats(self, names: Sequence[str]) -> dict[str, JobStats]:
+        return await asyncio.to_thread(self.store.job_stats, list(names))
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.store.kind, "storeReachable": not self.recorder.store_down,
+                "spooled": self.recorder.spooled()}
+
+    # -- life cycle --------------------------------------------------------------
+
+    def start_up(self) -> None:
+        """Runs this node left ``running`` when it stopped are ``interrupted`` now, and
+        retention is applied once."""
+        try:
+            marked = self.store.mark_interrupted(self.node, time.time())
+            if marked:
+                log.info("%d runs left running by the last start of node %s are now "
+                         "marked interrupted", marked, self.node)
+            self.store.prune(time.time())
+        except Exception as exc:  # an unreachable store must not stop the hub starting
+            log.info("run history store not ready at start (%s); runs will be spooled",
+                     getattr(exc, "message", None) or type(exc).__name__)
+
+    def close(self) -> None:
+        self.recorder.close()
+        self.store.close()
+
+
+def _open_store(settings: Settings) -> HistoryStore:
+    if settings.history_store == "sql":
+        from hub.history.sqlstore import SqlHistoryStore
+        from hub.store.hubdb import open_hub_database
+
+        return SqlHistoryStore(open_hub_database(settings.hub_db),
+                               retention_days=settings.history_retention_days, own_db=True)
+    if settings.history_store == "mongo":
+        from hub.history.mongo import open_mongo_history
+
+        return open_mongo_history(settings.mongo_url,
+                                  retention_days=settings.history_retention_days)
+    from hub.history.local import open_local_history
+
+    return open_local_history(settings.home, max_runs=settings.history_max,
+                              retention_days=settings.history_retention_days)
+
+
+def open_history(settings: Settings) -> History:
+    store = _open_store(settings)
+    history = History(store, Recorder(store, settings.home / SPOOL_FILE), settings.node)
+    history.start_up()
+    return history
