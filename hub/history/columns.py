@@ -166,6 +166,9 @@ class Tally:
         self.buckets = [a + b for a, b in zip(self.buckets, other.buckets, strict=True)]
 
 
+UNCOUNTED = ("running", "missed")
+
+
 @dataclass
 class Tallies:
     """Rollup changes by hour and by job, gathered before they are written."""
@@ -174,8 +177,9 @@ class Tallies:
     jobs: dict[str, Tally] = field(default_factory=dict)
 
     def count(self, row: dict[str, Any], sign: int) -> None:
-        """Count a flat row in (1) or out (-1); a ``running`` row counts for nothing."""
-        if row["outcome"] == "running":
+        """Count a flat row in (1) or out (-1); a ``running`` row counts for nothing, nor
+        does a ``missed`` one (an occurrence that never ran)."""
+        if row["outcome"] in UNCOUNTED:
             return
         runtime = _opt_int(row["runtime_ms"])
         bucket = bucket_of(runtime)

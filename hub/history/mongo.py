@@ -57,7 +57,7 @@ _FILTERS = (("job", "job_name"), ("status", "outcome"), ("source", "source"),
             ("caller", "caller_name"), ("schedule_id", "schedule_id"))
 _NEWEST = [("started", -1), ("_id", -1)]
 _PROJECTION = dict.fromkeys(RECORD_COLUMNS, 1)
-_FINISHED = {"$ne": "running"}
+_FINISHED = {"$nin": ["running", "missed"]}
 
 
 class MongoHistoryStore:

@@ -18,7 +18,7 @@ __all__ = [
     "record_from_json", "record_to_json",
 ]
 
-OUTCOMES = ("success", "failed", "running", "interrupted")
+OUTCOMES = ("success", "failed", "running", "interrupted", "missed")
 SOURCES = ("http", "editor", "adhoc", "schedule", "debug")
 MAX_RESULT_BYTES = 64 * 1024
 MAX_LOG_LINES = 300

@@ -241,7 +241,7 @@ class SqlHistoryStore:
         tallies = Tallies()
         for hour, job, outcome, bucket, count, rt_sum in tx.read(
                 "SELECT started_hour, job_name, outcome, rt_bucket, COUNT(*), SUM(runtime_ms) "
-                f"FROM {RUNS} WHERE ({where}) AND outcome <> 'running' "
+                f"FROM {RUNS} WHERE ({where}) AND outcome NOT IN ('running', 'missed') "
                 "GROUP BY started_hour, job_name, outcome, rt_bucket", params):
             bucket = None if bucket is None else int(bucket)
             for tally in (tallies.hours.setdefault(int(hour), Tally()),

@@ -335,3 +335,19 @@ def test_a_big_prune_goes_in_batches(store: HistoryStore,
     assert store.prune(NOW) == 11
     assert found(store) == ["kept"]
     assert (store.metrics(NOW).total, store.metrics(NOW).failures) == (1, 0)
+
+
+def test_a_missed_occurrence_is_listed_but_is_not_a_run(store: HistoryStore) -> None:
+    """The scheduler records occurrences it skipped as ``missed``: they are found in
+    history, but never counted as runs, failures or runtimes."""
+    store.put([run("ran", job_name="nightly", runtime_ms=2000),
+               run("skipped", job_name="nightly", outcome="missed", runtime_ms=None,
+                   ended=None, message="the previous run was still going")])
+    assert found(store, status="missed") == ["skipped"]
+    assert found(store, search="still going") == ["skipped"]
+    metrics = store.metrics(NOW)
+    assert (metrics.total, metrics.failures, metrics.successes) == (1, 0, 1)
+    stats = store.job_stats(["nightly"])["nightly"]
+    assert (stats.runs, stats.failures) == (1, 0)
+    store.prune(NOW + (RETENTION_DAYS + 1) * 86400)
+    assert store.metrics(NOW).total == 0 and found(store) == []
