@@ -1,0 +1,1 @@
+"""Scheduling for the hub: cron expressions and their next fire times."""
