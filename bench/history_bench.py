@@ -74,6 +74,7 @@ def time_reads(home: Path, runs: int) -> dict[str, Any]:
         (jobs_dir / f"job_{n:03d}.job.js").write_text(f"/*\nName: Job {n}\n*/\nreturn {n}\n")
     token = secrets.token_urlsafe(24)
     spec = servers.hub_spec(REPO_ROOT, servers.free_port(), jobs_dir, home, token)
+    spec.env["WEBJOB_HISTORY_MAX"] = str(runs * 2)  # keep them all: time reads, not a prune
     server = servers.start(spec, home.parent / "logs")
     try:
         reads = {name: round(_median_ms(spec.base_url + path, spec.headers), 1)

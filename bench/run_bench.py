@@ -56,6 +56,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="skip bench/outside_bench.py (db.exec and require() on an in-process engine)",
     )
+    parser.add_argument(
+        "--history-runs",
+        type=int,
+        default=1_000_000,
+        help="runs bench/history_bench.py fills the local history with (0: skip it)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.duration = 2
@@ -252,7 +258,8 @@ def run(args: argparse.Namespace) -> int:
     say("\n" + text)
     say(f"written: {md_path} and {json_path}")
     outside = 0 if args.no_outside else run_outside(args.out)
-    return 1 if problems or outside else 0
+    history = run_history(args.out, args.history_runs) if args.history_runs > 0 else 0
+    return 1 if problems or outside or history else 0
 
 
 def run_outside(out_dir: Path) -> int:
@@ -264,6 +271,13 @@ def run_outside(out_dir: Path) -> int:
         say(f"\n[outside] skipped: the hub's modules cannot be imported ({err})")
         return 0
     return outside_bench.run(out_dir)
+
+
+def run_history(out_dir: Path, runs: int) -> int:
+    """Run history at size: reads over HTTP and the cost of recording, appended."""
+    from bench import history_bench
+
+    return history_bench.run(out_dir, runs)
 
 
 def main(argv: list[str] | None = None) -> int:

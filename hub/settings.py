@@ -41,6 +41,7 @@ class Settings:
     history_max: int              # local store: newest runs kept
     history_retention_days: int
     mongo_url: str
+    timezone: str                 # schedules' default time zone (IANA)
     job_db: str                   # the business database db.exec queries
     job_db_pool: int
     job_db_session_sql: str | None
@@ -122,6 +123,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         history_max=_int(env, "WEBJOB_HISTORY_MAX", 100_000),
         history_retention_days=_int(env, "WEBJOB_HISTORY_RETENTION_DAYS", 90),
         mongo_url=env.get("WEBJOB_MONGO_URL", "").strip() or "mongodb://127.0.0.1:27017",
+        timezone=_zone(env.get("WEBHUB_TZ", "").strip() or "UTC"),
         job_db=env.get("WEBJOB_DB", "").strip() or f"sqlite:///{home / 'business.db'}",
         job_db_pool=_int(env, "WEBJOB_DB_POOL", 8),
         job_db_session_sql=env.get("WEBJOB_DB_SESSION_SQL", "").strip() or None,
@@ -129,6 +131,16 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         http_deny=env.get("WEBJOB_HTTP_DENY", ""),
         http_test_loopback_port=env.get("WEBJOB_HTTP_TEST_LOOPBACK_PORT", ""),
     )
+
+
+def _zone(name: str) -> str:
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise BadRequest(f"WEBHUB_TZ: '{name}' is not a known time zone") from None
+    return name
 
 
 def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:

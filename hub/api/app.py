@@ -23,6 +23,7 @@ from hub.api.deps import Hub
 from hub.api.history_routes import router as history_router
 from hub.api.key_routes import router as keys_router
 from hub.api.routes import router
+from hub.api.schedule_routes import router as schedule_router
 from hub.api.store_routes import router as store_router
 from hub.api.streaming import ClientGone
 from hub.auth import Identity
@@ -31,13 +32,16 @@ from hub.outside.database import Database
 from hub.outside.demo_data import seed_if_new
 from hub.outside.netpolicy import NetPolicy
 from hub.outside.own_servers import own_server_entries, own_server_hosts
+from hub.schedule.store import ScheduleStore
 from hub.services.catalog import Catalog
 from hub.services.history import History, open_history
 from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner
+from hub.services.scheduling import Scheduling
 from hub.settings import Settings
 from hub.store.base import JobStore
 from hub.store.files import FileJobStore
+from hub.store.hubdb import open_hub_database
 from hub.store.identity import open_identity_store
 from shared.errors import BadRequest, InternalError, NotFound, WebJobsError
 
@@ -66,19 +70,24 @@ def build_hub(settings: Settings) -> Hub:
     runner = JobRunner(settings, store, engine, history)
     identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)
     catalog = Catalog(store, runner, engine, files_dir=settings.jobs_dir)
+    scheduling = Scheduling(ScheduleStore(open_hub_database(settings.hub_db)), runner, history,
+                            settings.node)
     return Hub(settings, engine, runner, catalog, users, identity,
                RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(SIGN_IN_RATE),
-               parse_trusted_proxies(settings.trusted_proxies), outside, history)
+               parse_trusted_proxies(settings.trusted_proxies), outside, history, scheduling)
 
 
 async def _prune_now_and_then(history: History) -> None:
-    """Retention and size caps, applied hourly (and once at start, by open_history)."""
+    """Retention and size caps, applied soon after start and then hourly, in a thread
+    (a first prune of a big history may take a while; the hub serves meanwhile)."""
     while True:
-        await asyncio.sleep(PRUNE_EVERY_S)
         try:
-            await asyncio.to_thread(history.store.prune, time.time())
+            gone = await asyncio.to_thread(history.store.prune, time.time())
+            if gone:
+                log.info("run history: %d runs past retention or the size cap removed", gone)
         except Exception as exc:  # a store that is down now is pruned next time
             log.info("run history not pruned: %s", getattr(exc, "message", type(exc).__name__))
+        await asyncio.sleep(PRUNE_EVERY_S)
 
 
 def outside_bridge(settings: Settings) -> HubBridge:
@@ -109,6 +118,7 @@ def create_app(settings: Settings) -> FastAPI:
         if isinstance(hub.catalog.store, FileJobStore):
             hub.catalog.store.report_non_jobs()
         await hub.engine.start()
+        await hub.scheduling.start()
         pruner = asyncio.create_task(_prune_now_and_then(hub.history))
         log.info("hub %s ready: %d concurrent runs, %d spare workers, jobs in %s, "
                  "history in %s", settings.node, settings.max_concurrent,
@@ -119,6 +129,7 @@ def create_app(settings: Settings) -> FastAPI:
             pruner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await pruner
+            await hub.scheduling.stop()
             await hub.engine.close()
             await hub.outside.close()
             await asyncio.to_thread(hub.history.close)
@@ -130,6 +141,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(keys_router)
     app.include_router(history_router)
     app.include_router(store_router)
+    app.include_router(schedule_router)
     app.include_router(router)
     _install_error_handlers(app)
     return app

@@ -15,6 +15,7 @@ from hub.services.catalog import Catalog
 from hub.services.history import History
 from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner
+from hub.services.scheduling import Scheduling
 from hub.settings import Settings
 from hub.store.identity import IdentityStore
 
@@ -33,6 +34,7 @@ class Hub:
     trusted: list[IPv4Network | IPv6Network]
     outside: HubBridge
     history: History
+    scheduling: Scheduling
 
 
 def hub_of(request: Request) -> Hub:

@@ -45,9 +45,12 @@ async def available(request: Request) -> dict[str, Any]:
     hub = hub_of(request)
     jobs = await asyncio.to_thread(hub.catalog.available)
     stats = await hub.history.job_stats([job["name"] for job in jobs])
+    schedules = await hub.scheduling.schedules_of()
     running_here = {run.job_name for run in hub.engine.running()}
     for job in jobs:
         job["stats"] = stats_json(stats.get(job["name"]), job["name"] in running_here)
+        job["schedules"] = schedules.get(job["name"], [])
+        job["scheduled"] = any(s["enabled"] for s in job["schedules"])
     return {"jobs": jobs, "store": hub.catalog.store.kind}
 
 

@@ -120,14 +120,13 @@ class History:
     # -- life cycle --------------------------------------------------------------
 
     def start_up(self) -> None:
-        """Runs this node left ``running`` when it stopped are ``interrupted`` now, and
-        retention is applied once."""
+        """Runs this node left ``running`` when it stopped are ``interrupted`` now, before
+        any new run is recorded (retention is applied later, in the background)."""
         try:
             marked = self.store.mark_interrupted(self.node, time.time())
             if marked:
                 log.info("%d runs left running by the last start of node %s are now "
                          "marked interrupted", marked, self.node)
-            self.store.prune(time.time())
         except Exception as exc:  # an unreachable store must not stop the hub starting
             log.info("run history store not ready at start (%s); runs will be spooled",
                      getattr(exc, "message", None) or type(exc).__name__)

@@ -153,7 +153,8 @@ def test_search_and_filters(client: httpx.Client) -> None:
     ({"since": "yesterday"}, "'since' must be an ISO 8601 date"),
     ({"until": "2026-13-45"}, "'until' must be an ISO 8601 date"),
     ({"since": "2026-02-01", "until": "2026-01-01"}, "'until' is before 'since'"),
-    ({"status": "exploded"}, "'status' must be one of success, failed, running, interrupted, missed"),
+    ({"status": "exploded"},
+     "'status' must be one of success, failed, running, interrupted, missed"),
     ({"source": "fax"}, "'source' must be one of http, editor"),
     ({"search": "x" * 300}, "'search' may be at most 200 characters"),
 ])

@@ -1,0 +1,172 @@
+"""Schedules for the hub: what a firing does, and what the Scheduler page asks.
+
+A firing runs the job as the scheduler (``request.method`` is ``SCHEDULE``,
+``request.caller.kind`` is ``schedule``) with the schedule's stored parameters, and is
+recorded in history with the schedule's id and name (a retry says which attempt it
+is in the name). An occurrence that did not run is recorded as ``missed`` with the
+reason. The claim that makes each occurrence fire once per cluster is the
+Scheduler's business (:mod:`hub.schedule.scheduler`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import logging
+import time
+from typing import Any
+
+from hub.auth import SCHEDULER, Caller
+from hub.engine.engine import new_ref
+from hub.history.record import Caller as RecordCaller
+from hub.history.record import RunRecord
+from hub.schedule.cron import parse_cron
+from hub.schedule.model import Schedule
+from hub.schedule.scheduler import Scheduler
+from hub.schedule.store import ScheduleStore
+from hub.schedule.timing import Firing
+from hub.services.history import History
+from hub.services.runs import JobRunner, new_job_id
+from shared.errors import WebJobsError
+
+__all__ = ["Scheduling", "describe_schedule"]
+
+log = logging.getLogger("webhub.schedule")
+PREVIEW_TIMES = 5
+
+
+def _iso(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def schedule_params(schedule: Schedule) -> dict[str, Any]:
+    """The stored parameters; invalid JSON is logged and the job runs with ``{}``."""
+    try:
+        value = json.loads(schedule.params or "{}")
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        log.info("[WebJob:%s] schedule %d (%s) has parameters that are not a JSON object; "
+                 "running with {}", schedule.job_name, schedule.id, schedule.name)
+        return {}
+    return value
+
+
+def next_fire(schedule: Schedule, after: float | None = None) -> float | None:
+    """The real next fire time from the cron (None when it no longer parses)."""
+    try:
+        cron = parse_cron(schedule.cron, schedule.timezone)
+    except WebJobsError:
+        return None
+    start = dt.datetime.fromtimestamp(time.time() if after is None else after, dt.UTC)
+    return cron.next_after(start).timestamp()
+
+
+def describe_schedule(schedule: Schedule, running: bool = False) -> dict[str, Any]:
+    try:
+        words = parse_cron(schedule.cron, schedule.timezone).describe()
+    except WebJobsError as exc:
+        words = exc.message
+    last = None if schedule.last_run is None else {
+        "when": schedule.last_run, "at": _iso(schedule.last_run), "outcome": schedule.last_status}
+    following = next_fire(schedule) if schedule.enabled else None
+    return {
+        "id": schedule.id, "name": schedule.name, "jobName": schedule.job_name,
+        "cron": schedule.cron, "cronText": words, "timezone": schedule.timezone,
+        "params": schedule.params, "enabled": schedule.enabled, "catchUp": schedule.catch_up,
+        "overlap": schedule.overlap, "maxRetries": schedule.max_retries, "lastRun": last,
+        "nextRun": following, "nextRunAt": _iso(following),
+        "retryAt": schedule.retry_at, "retryAttempt": schedule.retry_attempt,
+        "running": running,
+    }
+
+
+def preview(cron: str, timezone: str) -> dict[str, Any]:
+    parsed = parse_cron(cron, timezone)
+    times = parsed.next_times(dt.datetime.now(dt.UTC), PREVIEW_TIMES)
+    return {"cronText": parsed.describe(), "timezone": timezone,
+            "next": [t.isoformat().replace("+00:00", "Z") for t in times]}
+
+
+class Scheduling:
+    """The hub's scheduler: fires schedules through the job runner, records misses."""
+
+    def __init__(self, store: ScheduleStore, runner: JobRunner, history: History,
+                 node: str) -> None:
+        self.store = store
+        self.runner = runner
+        self.history = history
+        self.node = node
+        self.scheduler = Scheduler(store, self.fire, self.missed, node)
+
+    async def fire(self, schedule: Schedule, firing: Firing) -> str:
+        name = schedule.name
+        if firing.attempt:
+            name = f"{name} (retry {firing.attempt} of {schedule.max_retries})"
+        try:
+            job = await self.runner.load(schedule.job_name)
+        except WebJobsError as exc:
+            self._not_run(schedule, name, exc)
+            return "failed"
+        result = await self.runner.run(
+            job, caller=SCHEDULER, params=schedule_params(schedule),
+            request={"method": "SCHEDULE", "url": "", "path": "", "query": {},
+                     "headers": {}, "ip": ""},
+            origin="schedule", schedule=(str(schedule.id), name))
+        return "success" if result.ok else "failed"
+
+    def _not_run(self, schedule: Schedule, name: str, exc: WebJobsError) -> None:
+        """A firing whose job could not even start (deleted, renamed): a failed run."""
+        now = time.time()
+        self.history.recorder.record(self._record(schedule, name, now).finished(
+            outcome="failed", code=exc.code, message=exc.message, ended=now, runtime_ms=0,
+            http_status=exc.http_status))
+
+    def missed(self, schedule: Schedule, when: float, reason: str) -> None:
+        self.history.recorder.record(self._record(schedule, schedule.name, when).finished(
+            outcome="missed", message=reason))
+        log.info("[WebJob:%s] schedule %d (%s) missed its %s occurrence: %s",
+                 schedule.job_name, schedule.id, schedule.name, _iso(when), reason)
+
+    def _record(self, schedule: Schedule, name: str, started: float) -> RunRecord:
+        caller: Caller = SCHEDULER
+        return RunRecord(
+            job_id=new_job_id(), job_name=schedule.job_name, source="schedule",
+            caller=RecordCaller(caller.kind, str(caller.id), caller.name, caller.user_class),
+            started=started, node=self.node, ref=new_ref(), method="SCHEDULE",
+            params=schedule_params(schedule), schedule_id=str(schedule.id),
+            schedule_name=name)
+
+    async def reload(self) -> int:
+        return await self.scheduler.reload()
+
+    async def run_now(self, schedule: Schedule, params: dict[str, Any] | None) -> str:
+        """Run a schedule's job at once (the Scheduler page's *Run now*), outside its
+        cron: not claimed, not counted as an occurrence."""
+        if params is not None:
+            schedule = _with_params(schedule, params)
+        return await self.fire(schedule, Firing(time.time(), 0, "manual"))
+
+    async def start(self) -> None:
+        await self.scheduler.start()
+
+    async def stop(self) -> None:
+        await self.scheduler.stop()
+
+    async def schedules_of(self) -> dict[str, list[dict[str, Any]]]:
+        """Each job's schedules, for /available."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        for schedule in await asyncio.to_thread(self.store.list_schedules):
+            found.setdefault(schedule.job_name, []).append(
+                {"id": schedule.id, "name": schedule.name, "enabled": schedule.enabled,
+                 "cron": schedule.cron})
+        return found
+
+
+def _with_params(schedule: Schedule, params: dict[str, Any]) -> Schedule:
+    import dataclasses
+
+    return dataclasses.replace(schedule, params=json.dumps(params, separators=(",", ":")))

@@ -1,0 +1,82 @@
+"""Exactly once per cluster: three hub processes share one PostgreSQL database
+(``WEBHUB_DB``, with history there too) and an every-second schedule. For ten
+seconds all three run, then one is killed (SIGKILL) and the other two go on for ten
+more. Every occurrence runs once — never twice in one second — and the occurrences
+keep firing after the kill (the killed node may take at most one claimed occurrence
+down with it).
+
+The test watches the wall clock on purpose: what it checks is firing in real time."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pyodbc
+import pytest
+
+from tests.hub.conftest import AUTH, HubProcess, assert_clean_log, launch_hub
+from tests.hub.test_history_api import eventually
+from tests.servers import fresh_database
+
+PHASE_S = 10
+JOBS = {"beat": "/*\nAccess: user\n*/\nreturn 1"}
+
+
+def _scheduled_starts(url: str, schedule_id: int) -> list[float]:
+    conn = pyodbc.connect(url.removeprefix("odbc:"), autocommit=True, timeout=10)
+    try:
+        rows = conn.cursor().execute(
+            "SELECT started FROM webjob_runs WHERE schedule_id = ? AND outcome <> 'missed'",
+            str(schedule_id)).fetchall()
+        return sorted(float(r[0]) for r in rows)
+    finally:
+        conn.close()
+
+
+def _count_between(starts: list[float], low: float, high: float) -> list[int]:
+    return [int(s) for s in starts if low <= s < high]
+
+
+@pytest.mark.slow
+def test_each_occurrence_fires_once_across_three_nodes(tmp_path: Path) -> None:
+    with fresh_database("postgresql", tmp_path) as url:
+        env = {"WEBHUB_DB": url, "WEBJOB_HISTORY_STORE": "sql"}
+        nodes = [launch_hub(tmp_path / f"n{i}", {**env, "WEBHUB_NODE": f"node-{i}"}, JOBS)
+                 for i in range(3)]
+        try:
+            schedule_id = _start_every_second(nodes)
+            began = time.time()
+            time.sleep(PHASE_S)  # real time is what is under test
+            nodes[2].proc.kill()
+            nodes[2].proc.wait(10)
+            killed = time.time()
+            time.sleep(PHASE_S)
+            with nodes[0].client(headers=AUTH) as client:
+                client.put(f"/api/webjobs/schedules/{schedule_id}", json={"enabled": False})
+            ended = time.time()
+            starts = eventually(lambda: (s := _scheduled_starts(url, schedule_id))
+                                and max(s) >= ended - 2 and s, timeout=20)
+        finally:
+            for node in nodes:
+                node.stop()
+        before = _count_between(starts, began + 1, killed - 1)
+        after = _count_between(starts, killed + 1, ended - 1)
+        for seconds in (before, after):
+            assert len(seconds) == len(set(seconds)), "an occurrence ran twice"
+        assert len(before) >= PHASE_S - 3, f"occurrences lost before the kill: {before}"
+        assert len(after) >= PHASE_S - 4, f"occurrences lost after the kill: {after}"
+        for node in nodes[:2]:
+            assert_clean_log(node)
+
+
+def _start_every_second(nodes: list[HubProcess]) -> int:
+    with nodes[0].client(headers=AUTH) as client:
+        made = client.post("/api/webjobs/schedules", json={
+            "name": "heartbeat", "jobName": "beat", "cron": "* * * * * *", "enabled": True})
+        assert made.status_code == 200, made.text
+        schedule_id = int(made.json()["schedule"]["id"])
+    for node in nodes[1:]:
+        with node.client(headers=AUTH) as client:
+            assert client.post("/api/webjobs/cron").json()["loaded"] == 1
+    return schedule_id
