@@ -53,7 +53,11 @@ class Recorder:
         try:
             self._queue.put_nowait(record)
         except queue.Full:
-            self._append_spool([record])
+            try:
+                self._append_spool([record])
+            except OSError as exc:  # a full disk loses this record, never the answer
+                log.error("run %s could not be recorded: history queue full and spool "
+                          "not writable (%s)", record.job_id, exc.strerror or exc)
 
     def spooled(self) -> int:
         """Records waiting in the spool file."""
