@@ -1,7 +1,7 @@
 """The NDJSON lines a run streams to a client, one JSON object per line.
 
-A stream is: zero or more event lines tagged by ``type`` (``log`` today; the
-debugger adds its own), then either one metadata line (``isMetaData: true``)
+A stream is: zero or more event lines tagged by ``type`` (``log``; and for a debug
+run ``debug``, ``pause`` and ``expanded``), then either one metadata line (``isMetaData: true``)
 followed by the result payload, or one failure line (``success: false``).
 
 The payload after the metadata line is the rest of the stream, as is: a JSON
@@ -17,6 +17,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = [
+    "DebugExpanded",
+    "DebugPause",
+    "DebugStart",
     "Failure",
     "LogLine",
     "MetaData",
@@ -79,16 +82,55 @@ class Payload:
 
 
 @dataclass(frozen=True)
+class DebugStart:
+    """A debug run began: its session (for commands), source and pausable lines."""
+
+    session: str
+    jobId: str
+    source: str
+    pausable: list[int] = field(default_factory=list)
+    type: str = field(default="debug", init=False)
+
+
+@dataclass(frozen=True)
+class DebugPause:
+    """The run is parked before ``line``; ``vars`` maps each name in scope to its
+    description (type, value or a ``handle`` to expand)."""
+
+    line: int
+    column: int
+    reason: str = "step"          # step | breakpoint
+    vars: dict[str, Any] = field(default_factory=dict)
+    type: str = field(default="pause", init=False)
+
+
+@dataclass(frozen=True)
+class DebugExpanded:
+    """One more level of a paused value (``entries``), or why it cannot be shown."""
+
+    handle: int
+    entries: dict[str, Any] = field(default_factory=dict)
+    more: int = 0
+    error: str | None = None
+    type: str = field(default="expanded", init=False)
+
+
+_DEBUG_TYPES: dict[str, type[Any]] = {
+    "debug": DebugStart, "pause": DebugPause, "expanded": DebugExpanded}
+DebugEvent = DebugStart | DebugPause | DebugExpanded
+
+
+@dataclass(frozen=True)
 class UnknownLine:
     """A tagged line this reader does not know; kept so callers can log it."""
 
     raw: dict[str, Any]
 
 
-StreamEvent = LogLine | MetaData | Failure | Payload | UnknownLine
+StreamEvent = LogLine | MetaData | Failure | Payload | DebugEvent | UnknownLine
 
 
-def encode_line(event: LogLine | MetaData | Failure) -> bytes:
+def encode_line(event: LogLine | MetaData | Failure | DebugEvent) -> bytes:
     """One event as a JSON line (None fields left out), newline-terminated."""
     obj = {k: v for k, v in asdict(event).items() if v is not None}
     if isinstance(event, LogLine):
@@ -117,6 +159,8 @@ def parse_line(line: bytes | str) -> StreamEvent | None:
         if obj.get("type") == "log":
             return LogLine(str(obj.get("level", "log")), str(obj.get("message", "")),
                            int(obj.get("t", 0)))
+        if obj.get("type") in _DEBUG_TYPES:
+            return _pick(_DEBUG_TYPES[str(obj["type"])], obj)  # type: ignore[no-any-return]
     except (TypeError, ValueError):
         return UnknownLine(obj)
     return UnknownLine(obj)

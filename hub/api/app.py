@@ -19,6 +19,7 @@ from starlette.responses import Response
 from hub.abuse import RateLimiter, SignInThrottle, parse_trusted_proxies
 from hub.api.answers import error_response, refusal
 from hub.api.auth_routes import router as auth_router
+from hub.api.debug_routes import router as debug_router
 from hub.api.deps import Hub
 from hub.api.history_routes import router as history_router
 from hub.api.key_routes import router as keys_router
@@ -34,6 +35,7 @@ from hub.outside.netpolicy import NetPolicy
 from hub.outside.own_servers import own_server_entries, own_server_hosts
 from hub.schedule.store import ScheduleStore
 from hub.services.catalog import Catalog
+from hub.services.debugging import DebugSessions
 from hub.services.history import History, open_history
 from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner
@@ -48,6 +50,7 @@ from shared.errors import BadRequest, InternalError, NotFound, WebJobsError
 log = logging.getLogger("webhub")
 SIGN_IN_RATE = 30  # sign-in attempts a minute per address, whatever the names
 PRUNE_EVERY_S = 3600.0
+SWEEP_EVERY_S = 30.0
 
 
 def job_store(settings: Settings) -> JobStore:
@@ -74,7 +77,8 @@ def build_hub(settings: Settings) -> Hub:
                             settings.node)
     return Hub(settings, engine, runner, catalog, users, identity,
                RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(SIGN_IN_RATE),
-               parse_trusted_proxies(settings.trusted_proxies), outside, history, scheduling)
+               parse_trusted_proxies(settings.trusted_proxies), outside, history, scheduling,
+               DebugSessions())
 
 
 async def _prune_now_and_then(history: History) -> None:
@@ -120,15 +124,17 @@ def create_app(settings: Settings) -> FastAPI:
         await hub.engine.start()
         await hub.scheduling.start()
         pruner = asyncio.create_task(_prune_now_and_then(hub.history))
+        sweeper = asyncio.create_task(_sweep_debug_sessions(hub.debug_sessions))
         log.info("hub %s ready: %d concurrent runs, %d spare workers, jobs in %s, "
                  "history in %s", settings.node, settings.max_concurrent,
                  settings.spare_workers, _where_jobs(settings), settings.history_store)
         try:
             yield
         finally:
-            pruner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pruner
+            for task in (pruner, sweeper):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await hub.scheduling.stop()
             await hub.engine.close()
             await hub.outside.close()
@@ -142,9 +148,19 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(history_router)
     app.include_router(store_router)
     app.include_router(schedule_router)
+    app.include_router(debug_router)
     app.include_router(router)
     _install_error_handlers(app)
     return app
+
+
+async def _sweep_debug_sessions(sessions: DebugSessions) -> None:
+    """Debug sessions nobody drove for 10 minutes are stopped (checked every 30 s)."""
+    while True:
+        await asyncio.sleep(SWEEP_EVERY_S)
+        stale = sessions.sweep()
+        if stale:
+            log.info("%d idle debug sessions stopped", stale)
 
 
 def _where_jobs(settings: Settings) -> str:

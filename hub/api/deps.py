@@ -12,6 +12,7 @@ from hub.abuse import RateLimiter, SignInThrottle, client_address
 from hub.auth import Caller, Identity, check_owner, check_same_origin
 from hub.engine.engine import Engine
 from hub.services.catalog import Catalog
+from hub.services.debugging import DebugSessions
 from hub.services.history import History
 from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner
@@ -35,6 +36,7 @@ class Hub:
     outside: HubBridge
     history: History
     scheduling: Scheduling
+    debug_sessions: DebugSessions
 
 
 def hub_of(request: Request) -> Hub:

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -42,6 +42,13 @@ def new_ref() -> str:
 
 class BridgeHost(Protocol):
     async def call(self, op: str, args: Any, run: RunRequest) -> Any: ...
+
+
+class DebugHost(Protocol):
+    """A debug run's pauses: ``debug.*`` calls from the job go here, and the run's
+    runtime limit is held while one is being answered (the run is parked)."""
+
+    async def call(self, op: str, args: Any) -> Any: ...
 
 
 @dataclass
@@ -73,6 +80,7 @@ class RunRequest:
     note: Callable[[str, str], None] | None = None
     approved_modules: list[str] = field(default_factory=list)
     modules: list[dict[str, str]] = field(default_factory=list)  # builds this job names
+    debugger: DebugHost | None = None  # a debug run: the source is instrumented
 
 
 @dataclass
@@ -101,6 +109,8 @@ class _ActiveRun:
             asyncio.get_running_loop().create_future())
         self.kill_reason: JobError | None = None
         self.host_calls: set[asyncio.Task[None]] = set()
+        self.deadline: asyncio.Timeout | None = None  # the runtime limit, while running
+        self.parked_s = 0.0  # time held by a debugger, not counted against the limit
 
     # -- RunOwner ---------------------------------------------------------------
     def on_log(self, lines: list[list[Any]]) -> None:
@@ -138,14 +148,33 @@ class _ActiveRun:
             return
         op = str(call.get("op"))
         try:
-            if self.bridge is None:
+            if op.startswith("debug.") and self.req.debugger is not None:
+                ok, value = True, await self._parked(self.req.debugger.call(op, call.get("args")))
+            elif self.bridge is None or op.startswith("debug."):
                 raise JobFailed(f"'{op}' is not available to jobs on this hub")
-            ok, value = True, await self.bridge.call(op, call.get("args"), self.req)
+            else:
+                ok, value = True, await self.bridge.call(op, call.get("args"), self.req)
         except JobError as exc:  # ``job_code`` (e.g. an SQL state) becomes the Error's code
             ok, value = False, {"message": exc.message, "code": exc.extra.get("job_code", exc.code)}
         if not self.finished.done():  # an answer after the run ended goes nowhere
             self.worker.send({"op": "reply", "run": self.req.job_id, "id": call.get("id"),
                               "ok": ok, "value": value})
+
+    async def _parked(self, work: Awaitable[Any]) -> Any:
+        """While a debugger holds the run, its runtime limit is held too: the time
+        parked is added back to the deadline when the run goes on."""
+        deadline = self.deadline
+        when = deadline.when() if deadline is not None else None
+        if deadline is not None:
+            deadline.reschedule(None)
+        parked = time.monotonic()
+        try:
+            return await work
+        finally:
+            held = time.monotonic() - parked
+            self.parked_s += held
+            if deadline is not None and when is not None:
+                deadline.reschedule(when + held)
 
     # -- limits -------------------------------------------------------------------
     def stop(self, reason: JobError) -> None:
@@ -191,7 +220,8 @@ class _ActiveRun:
                           "live": self.req.on_log is not None})
         watchdog = asyncio.ensure_future(self.supervise())
         try:
-            async with asyncio.timeout(self.req.limits.runtime_ms / 1000):
+            async with asyncio.timeout(self.req.limits.runtime_ms / 1000) as deadline:
+                self.deadline = deadline
                 outcome = await asyncio.shield(self.finished)
         except TimeoutError:
             self.stop(LimitExceeded(
@@ -214,7 +244,7 @@ class _ActiveRun:
                 "limits": self.req.limits.as_job_view(), "pretty": self.req.pretty,
                 "live": self.req.on_log is not None, "approved": self.req.approved_modules,
                 "named": [m["name"] for m in self.req.modules],
-                "signKey": self.req.sign_key}
+                "signKey": self.req.sign_key, "debug": self.req.debugger is not None}
 
     def _elapsed_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)

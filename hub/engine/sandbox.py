@@ -33,7 +33,8 @@ _JS = resources.files("hub.engine") / "js"
 # value is the console channel's memory, whose global is gone before any job code.
 _SANDBOX = "\n;\n".join([
     *((_JS / name).read_text(encoding="utf-8")
-      for name in ("polyfills.js", "bytes.js", "responses.js", "prelude.js")),
+      for name in ("polyfills.js", "bytes.js", "responses.js", "debug_runtime.js",
+                   "prelude.js")),
     "(() => { const c = globalThis.__webjob_channel; delete globalThis.__webjob_channel; "
     "return c })()"])
 

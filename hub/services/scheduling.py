@@ -11,6 +11,7 @@ Scheduler's business (:mod:`hub.schedule.scheduler`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -167,6 +168,4 @@ class Scheduling:
 
 
 def _with_params(schedule: Schedule, params: dict[str, Any]) -> Schedule:
-    import dataclasses
-
     return dataclasses.replace(schedule, params=json.dumps(params, separators=(",", ":")))

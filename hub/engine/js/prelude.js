@@ -13,6 +13,7 @@
   const wake = G.__webjob_wake;
   const bytes = G.__webjob_bytes;
   const responses = G.__webjob_responses;
+  const debugRuntime = G.__webjob_debug_runtime;
   const FP = Function.prototype;
   const uncurry = FP.bind.bind(FP.call);
   const apply = Reflect.apply;
@@ -35,6 +36,7 @@
   const StringC = String, NumberC = Number, isInteger = Number.isInteger, floor = Math.floor;
 
   for (const name of ['__webjob_note', '__webjob_wake', '__webjob_bytes', '__webjob_responses',
+    '__webjob_debug_runtime',
     'SharedArrayBuffer',
     'Atomics', 'WebAssembly', '__timer_manager', 'setTimeout', 'clearTimeout', 'console']) {
     // mini-racer declares its timer helpers with `var`: those can only be overwritten.
@@ -447,6 +449,7 @@
     define('sign', sign);
     define('verify', verify);
     define('breakpoint', () => undefined);
+    if (s.debug) define('__dbg', debugRuntime(bridge));
     define('require', jobRequire);
     define('db', db);
     define('http', http);

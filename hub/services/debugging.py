@@ -1,0 +1,175 @@
+"""Debug sessions: one debug run each, driven by its owner's commands.
+
+The run's instrumented code calls the host before each statement (``debug.pause``);
+the session decides whether to park there — stepping, a line breakpoint, or a
+``breakpoint()``/``debugger`` — and if so sends a ``pause`` event and waits for a
+command. While it waits the engine holds the run's runtime limit.
+
+Commands: ``step`` (park at the next statement), ``continue`` (run to the next
+breakpoint), ``stop`` (the run ends with JOB-001 "Stopped by the debugger at line N"),
+``config`` (``stepFromStart``, ``breakpoints``), ``detach`` (run on with no more
+pauses) and ``expand`` (one more level of a paused value). A session nobody has
+driven for 10 minutes is swept: its run is stopped and the session forgotten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared.errors import BadRequest, Conflict, JobFailed, NotFound
+from shared.ndjson import DebugExpanded, DebugPause, LogLine
+
+__all__ = ["IDLE_LIMIT_S", "DebugSession", "DebugSessions"]
+
+IDLE_LIMIT_S = 600.0
+EXPAND_WAIT_S = 5.0
+Event = LogLine | DebugPause | DebugExpanded
+
+
+@dataclass
+class DebugSession:
+    id: str
+    owner: str
+    job_name: str
+    stop_run: Callable[[str], None]      # ends the run with that message
+    clock: Callable[[], float] = time.monotonic
+    step_mode: bool = True
+    breakpoints: set[int] = field(default_factory=set)
+    detached: bool = False
+    job_id: str = ""
+    events: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
+    paused_at: int | None = None
+    last_active: float = 0.0
+    _reply: asyncio.Future[dict[str, Any]] | None = None
+    _expansion: asyncio.Future[DebugExpanded] | None = None
+
+    def __post_init__(self) -> None:
+        self.last_active = self.clock()
+
+    # -- the run's side (DebugHost) -------------------------------------------------
+
+    async def call(self, op: str, args: Any) -> Any:
+        if op != "debug.pause" or not isinstance(args, dict):
+            raise JobFailed(f"'{op}' is not a debugger call")
+        kind = str(args.get("kind", "step"))
+        if kind == "expand":
+            self._expanded(args)
+        elif not self._should_pause(kind, int(args.get("line", 0))):
+            return {}
+        else:
+            self.paused_at = int(args.get("line", 0))
+            self.events.put_nowait(DebugPause(self.paused_at, int(args.get("column", 0)),
+                                              kind, dict(args.get("vars") or {})))
+        self._reply = asyncio.get_running_loop().create_future()
+        try:
+            return await self._reply
+        finally:
+            self._reply = None
+
+    def log(self, line: LogLine) -> None:
+        self.events.put_nowait(line)
+
+    def _should_pause(self, kind: str, line: int) -> bool:
+        if self.detached:
+            return False
+        return kind == "breakpoint" or self.step_mode or line in self.breakpoints
+
+    def _expanded(self, args: dict[str, Any]) -> None:
+        shown = DebugExpanded(int(args.get("handle", 0)), dict(args.get("entries") or {}),
+                              int(args.get("more") or 0), args.get("error"))
+        self.events.put_nowait(shown)
+        if self._expansion is not None and not self._expansion.done():
+            self._expansion.set_result(shown)
+
+    # -- the owner's side -----------------------------------------------------------
+
+    async def command(self, name: str, data: dict[str, Any]) -> dict[str, Any]:
+        self.last_active = self.clock()
+        if name == "config":
+            self._configure(data)
+            return {"success": True}
+        if name == "expand":
+            return await self._expand(data.get("handle"))
+        if name == "stop":
+            message = f"Stopped by the debugger at line {self.paused_at or 0}"
+            self.stop_run(message)
+            self._resume({"stop": True, "message": message})
+            return {"success": True}
+        if name not in ("step", "continue", "detach"):
+            raise BadRequest(f"'{name}' is not a debugger command: use step, continue, stop, "
+                             "config, detach or expand")
+        self.step_mode = name == "step"
+        if name == "detach":
+            self.detached, self.breakpoints = True, set()
+        return {"success": True, "resumed": self._resume({})}
+
+    def _configure(self, data: dict[str, Any]) -> None:
+        if "stepFromStart" in data:
+            if not isinstance(data["stepFromStart"], bool):
+                raise BadRequest("'stepFromStart' must be true or false")
+            self.step_mode = data["stepFromStart"]
+        if "breakpoints" in data:
+            lines = data["breakpoints"]
+            if not isinstance(lines, list) or not all(
+                    isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in lines):
+                raise BadRequest("'breakpoints' must be a list of line numbers")
+            self.breakpoints = set(lines)
+
+    async def _expand(self, handle: Any) -> dict[str, Any]:
+        if not isinstance(handle, int) or isinstance(handle, bool) or handle < 1:
+            raise BadRequest("'handle' must be a value handle from the current pause")
+        if self._reply is None:
+            raise Conflict("The run is not paused: values can be expanded only at a pause")
+        self._expansion = asyncio.get_running_loop().create_future()
+        self._resume({"expand": handle})
+        try:
+            shown = await asyncio.wait_for(self._expansion, EXPAND_WAIT_S)
+        finally:
+            self._expansion = None
+        return {"handle": shown.handle, "entries": shown.entries, "more": shown.more,
+                "error": shown.error}
+
+    def _resume(self, answer: dict[str, Any]) -> bool:
+        if self._reply is None or self._reply.done():
+            return False
+        self._reply.set_result(answer)
+        return True
+
+
+class DebugSessions:
+    """The sessions of this node, by id; only their owner may drive them."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._sessions: dict[str, DebugSession] = {}
+
+    def open(self, owner: str, job_name: str, stop_run: Callable[[str], None],
+             step_from_start: bool, breakpoints: set[int]) -> DebugSession:
+        session = DebugSession(f"dbg_{os.urandom(8).hex()}", owner, job_name, stop_run,
+                               self.clock, step_from_start, breakpoints)
+        self._sessions[session.id] = session
+        return session
+
+    def get(self, session_id: str, owner: str) -> DebugSession:
+        session = self._sessions.get(session_id)
+        if session is None or session.owner != owner:
+            raise NotFound("No such debug session (it ended, or is another owner's)")
+        return session
+
+    def close(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+
+    def sweep(self) -> int:
+        """Stop and forget sessions left alone for IDLE_LIMIT_S; how many."""
+        now = self.clock()
+        stale = [s for s in self._sessions.values() if now - s.last_active > IDLE_LIMIT_S]
+        for session in stale:
+            session.stop_run("The debug session was left alone for 10 minutes")
+            session._resume({"stop": True, "message": "The debug session timed out"})
+            self.close(session.id)
+        return len(stale)

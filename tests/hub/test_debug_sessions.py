@@ -1,0 +1,83 @@
+"""Debug sessions on their own, with a fake clock: pausing rules, commands, and the
+10-minute sweep of a session nobody drives."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from hub.services.debugging import IDLE_LIMIT_S, DebugSessions
+from shared.errors import BadRequest, Conflict, NotFound
+from shared.ndjson import DebugPause
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pause(line: int, kind: str = "step") -> dict[str, Any]:
+    return {"kind": kind, "line": line, "column": 0, "vars": {"x": {"type": "number",
+                                                                      "value": line}}}
+
+
+def test_a_session_left_alone_for_ten_minutes_is_stopped() -> None:
+    async def scenario() -> None:
+        clock, stopped = Clock(), []
+        sessions = DebugSessions(clock)
+        session = sessions.open("ann", "job", stopped.append, True, set())
+        parked = asyncio.ensure_future(session.call("debug.pause", pause(3)))
+        event = await session.events.get()
+        assert isinstance(event, DebugPause) and event.line == 3
+        clock.now += IDLE_LIMIT_S - 1
+        assert sessions.sweep() == 0 and not parked.done()
+        clock.now += 2
+        assert sessions.sweep() == 1
+        assert stopped == ["The debug session was left alone for 10 minutes"]
+        assert (await parked)["stop"] is True
+        with pytest.raises(NotFound):
+            sessions.get(session.id, "ann")
+
+    asyncio.run(scenario())
+
+
+def test_driving_keeps_a_session_alive_and_only_its_owner_drives_it() -> None:
+    async def scenario() -> None:
+        clock = Clock()
+        sessions = DebugSessions(clock)
+        session = sessions.open("ann", "job", lambda _m: None, True, set())
+        parked = asyncio.ensure_future(session.call("debug.pause", pause(1)))
+        await session.events.get()
+        clock.now += IDLE_LIMIT_S - 10
+        await session.command("step", {})
+        assert await parked == {}
+        clock.now += 20
+        assert sessions.sweep() == 0
+        with pytest.raises(NotFound):
+            sessions.get(session.id, "bob")
+
+    asyncio.run(scenario())
+
+
+def test_pausing_rules_and_bad_commands() -> None:
+    async def scenario() -> None:
+        session = DebugSessions(Clock()).open("ann", "job", lambda _m: None, False, {5})
+        assert await session.call("debug.pause", pause(4)) == {}  # no breakpoint there
+        parked = asyncio.ensure_future(session.call("debug.pause", pause(5)))
+        assert (await session.events.get()).line == 5
+        with pytest.raises(BadRequest, match="not a debugger command"):
+            await session.command("jump", {})
+        with pytest.raises(BadRequest, match="line numbers"):
+            await session.command("config", {"breakpoints": ["ten"]})
+        await session.command("detach", {})
+        assert await parked == {}
+        assert await session.call("debug.pause", pause(9, "breakpoint")) == {}  # detached
+        with pytest.raises(Conflict):
+            await session.command("expand", {"handle": 1})  # not paused
+
+    asyncio.run(scenario())

@@ -1,0 +1,183 @@
+"""The step debugger over HTTP against a real hub process: a debug run streams its
+pauses as NDJSON while the test drives it with commands on the session."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.hub.conftest import AUTH, HubProcess, launch_hub
+
+API = "/api/webjobs"
+NESTED = """const a = 1
+let total = 0
+for (const n of [1, 2]) {
+  if (n > 1) total += n
+  else { total -= 1 }
+}
+async function twice(x) {
+  const y = x * 2
+  return y
+}
+const r = await twice(total)
+return { a, total, r }"""
+WAIT_S = 20.0
+
+
+class DebugRun:
+    """One debug run: its stream read in a thread, its events on a queue."""
+
+    def __init__(self, hub: HubProcess, name: str, body: dict[str, Any]) -> None:
+        self.hub = hub
+        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.session = ""
+        self._thread = threading.Thread(target=self._read, args=(name, body), daemon=True)
+        self._thread.start()
+        start = self.next("debug")
+        self.session, self.job_id = start["session"], start["jobId"]
+        self.start = start
+
+    def _read(self, name: str, body: dict[str, Any]) -> None:
+        with httpx.Client(base_url=self.hub.url, timeout=60) as client, client.stream(
+                "POST", f"{API}/debug/{name}", json=body, headers=AUTH) as answer:
+            lines = answer.iter_lines()
+            for line in lines:
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                self.events.put(event)
+                if event.get("isMetaData"):
+                    self.events.put({"type": "payload", "data": "\n".join(lines)})
+                    return
+
+    def next(self, *types: str) -> dict[str, Any]:
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            event = self.events.get(timeout=max(0.1, deadline - time.monotonic()))
+            kind = "meta" if event.get("isMetaData") else (
+                "failure" if event.get("success") is False else event.get("type"))
+            if not types or kind in types:
+                return event
+
+    def command(self, command: str, **extra: Any) -> dict[str, Any]:
+        with httpx.Client(base_url=self.hub.url, timeout=30) as client:
+            answer = client.post(f"{API}/debug-session/{self.session}/command",
+                                 json={"command": command, **extra}, headers=AUTH)
+        assert answer.status_code == 200, answer.text
+        result: dict[str, Any] = answer.json()
+        return result
+
+    def pauses(self, command: str = "step") -> Iterator[dict[str, Any]]:
+        """Every pause until the run ends, answering each with ``command``."""
+        while True:
+            event = self.next("pause", "meta", "failure")
+            if event.get("type") != "pause":
+                self.end = event
+                return
+            yield event
+            self.command(command)
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    jobs = {"nested": NESTED,
+            "tdz": "const before = 1\nconsole.log('hi')\nlet later = 2\nreturn later",
+            "marks": "let x = 1\nbreakpoint()\nx = 2\ndebugger\nx = 3\nreturn x",
+            "quick": "/*\nRuntime: 1000\n*/\nconst started = Date.now()\nreturn 'done'",
+            "big": "const long = 'x'.repeat(1000)\nconst obj = { a: { b: { c: 1 } }, "
+                   "list: [1, 2, 3] }\nreturn 1"}
+    process = launch_hub(tmp_path_factory.mktemp("debugger"), jobs=jobs)
+    yield process
+    process.stop()
+
+
+def test_stepping_through_nested_blocks_and_async_functions(hub: HubProcess) -> None:
+    run = DebugRun(hub, "nested", {"params": {"p": 1}})
+    assert run.start["source"] == NESTED and 1 in run.start["pausable"]
+    seen = [(p["line"], p["vars"]) for p in run.pauses()]
+    assert [line for line, _ in seen] == [1, 2, 3, 4, 5, 4, 4, 11, 8, 9, 12]
+    first_vars = seen[0][1]
+    assert first_vars["a"]["type"] == "tdz" and first_vars["total"]["type"] == "tdz"
+    in_twice = seen[8][1]
+    assert in_twice["x"] == {"type": "number", "value": 1}
+    assert in_twice["y"]["type"] == "tdz"
+    assert seen[10][1]["r"] == {"type": "number", "value": 2}
+    assert run.end["isMetaData"] is True
+    assert json.loads(run.next("payload")["data"]) == {"a": 1, "total": 1, "r": 2}
+
+
+def test_breakpoint_only_mode(hub: HubProcess) -> None:
+    run = DebugRun(hub, "marks", {"stepFromStart": False})
+    lines = [(p["line"], p["reason"], p["vars"]["x"]["value"]) for p in run.pauses("continue")]
+    assert lines == [(2, "breakpoint", 1), (4, "breakpoint", 2)]
+
+
+def test_line_breakpoints_and_config(hub: HubProcess) -> None:
+    run = DebugRun(hub, "nested", {"stepFromStart": False, "breakpoints": [9]})
+    pause = run.next("pause")
+    assert pause["line"] == 9 and pause["vars"]["y"] == {"type": "number", "value": 2}
+    run.command("config", breakpoints=[12])
+    run.command("continue")
+    assert run.next("pause")["line"] == 12
+    run.command("detach")
+    assert run.next("meta", "failure")["isMetaData"] is True
+
+
+def test_stop_ends_the_run_with_the_line(hub: HubProcess) -> None:
+    run = DebugRun(hub, "nested", {})
+    assert run.next("pause")["line"] == 1
+    run.command("step")
+    assert run.next("pause")["line"] == 2
+    run.command("stop")
+    failure = run.next("failure")
+    assert failure["code"] == "JOB-001"
+    assert failure["error"] == "Stopped by the debugger at line 2"
+
+
+def test_the_runtime_limit_is_held_while_parked(hub: HubProcess) -> None:
+    run = DebugRun(hub, "quick", {})  # Runtime: 1000 ms
+    assert run.next("pause")["line"] == 4
+    time.sleep(1.5)  # parked longer than the job's whole runtime limit, on purpose
+    run.command("continue")
+    assert run.next("meta", "failure").get("isMetaData") is True
+
+
+def test_long_values_are_cut_and_objects_expand(hub: HubProcess) -> None:
+    run = DebugRun(hub, "big", {"breakpoints": [3], "stepFromStart": False})
+    pause = run.next("pause")
+    long, obj = pause["vars"]["long"], pause["vars"]["obj"]
+    assert len(long["value"]) == 200 and long["truncated"] == 1000
+    assert obj["type"] == "object" and obj["size"] == 2
+    level = run.command("expand", handle=obj["handle"])
+    assert level["entries"]["list"]["type"] == "array" and level["entries"]["list"]["length"] == 3
+    inner = run.command("expand", handle=level["entries"]["a"]["handle"])
+    assert inner["entries"]["b"]["type"] == "object"
+    run.command("continue")
+    assert run.next("meta", "failure")["isMetaData"] is True
+
+
+def test_unsaved_code_and_bad_input(hub: HubProcess) -> None:
+    run = DebugRun(hub, "draft", {"code": "const q = params.q\nreturn q", "params": {"q": 7}})
+    assert [p["line"] for p in run.pauses()] == [1, 2]
+    with hub.client(headers=AUTH) as client:
+        broken = client.post(f"{API}/debug/draft", json={"code": "let = ;"})
+        assert broken.json()["code"] == "JOB-001" and broken.json()["line"] == 1
+        assert client.post(f"{API}/debug/nested", json={"params": 5}).json()["code"] == "HUB-001"
+        gone = client.post(f"{API}/debug-session/dbg_nope/command", json={"command": "step"})
+        assert gone.status_code == 404
+    with hub.client() as anonymous:
+        assert anonymous.post(f"{API}/debug/nested", json={}).status_code == 401
+
+
+def test_normal_runs_are_not_instrumented(hub: HubProcess) -> None:
+    with hub.client(headers={**AUTH, "Accept": "application/json"}) as client:
+        assert client.get(f"{API}/marks").json() == 3
+        leaked = client.post(f"{API}/execute", files={"file": ("x.job.js", b"return typeof __dbg")})
+    assert '"undefined"' in leaked.text
