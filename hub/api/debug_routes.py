@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,13 +17,17 @@ from hub.api.answers import NDJSON, refusal, stream_tail
 from hub.api.deps import Hub, address_of, hub_of, owner_of
 from hub.api.inbound import read_json_object
 from hub.auth import Caller
-from hub.engine.instrument import instrument
+from hub.engine.engine import BridgeHost
+from hub.engine.instrument import Instrumented, instrument
+from hub.history.record import RunRecord
 from hub.services.debugging import DebugSession
+from hub.services.outside import ReplayBridge
 from hub.services.runs import LoadedJob, new_job_id
 from hub.store.base import JOB_NAME_RE
-from shared.errors import BadRequest, JobFailed, WebJobsError
+from shared.errors import BadRequest, JobFailed, NotFound, WebJobsError
 from shared.ndjson import DebugStart, encode_line
 
+log = logging.getLogger("webhub.debug")
 router = APIRouter(prefix="/api/webjobs")
 SMALL_BODY = 64 * 1024
 
@@ -67,18 +72,76 @@ async def debug_run(name: str, request: Request) -> Response:
                             column=done.column)
     except WebJobsError as exc:  # this route always streams, refusals included
         return refusal(exc, request.method, request.url.path, stream=True)
-    job_id = new_job_id()
-    session = hub.debug_sessions.open(caller.name or caller.kind, job.name,
-                                      lambda message: _stop(hub, job_id, message), step, lines)
-    session.job_id = job_id
     view = {"method": method, "url": str(request.url), "path": request.url.path, "query": {},
             "headers": {}, "ip": address_of(request)}
+    return _start(hub, caller, job, done, _Plan(params, step, lines, view))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    params: Any
+    step: bool
+    lines: set[int]
+    view: dict[str, Any]
+    bridge: BridgeHost | None = None
+
+
+def _start(hub: Hub, caller: Caller, job: LoadedJob, done: Instrumented,
+           plan: _Plan) -> Response:
+    """Start the debug run and answer with its event stream."""
+    job_id = new_job_id()
+    session = hub.debug_sessions.open(caller.name or caller.kind, job.name,
+                                      lambda message: _stop(hub, job_id, message), plan.step,
+                                      plan.lines)
+    session.job_id = job_id
     run = asyncio.ensure_future(hub.runner.run(
-        dataclasses.replace(job, code=done.code), caller=caller, params=params, request=view,
-        origin="debug", on_log=session.log, job_id=job_id, debugger=session))
+        dataclasses.replace(job, code=done.code), caller=caller, params=plan.params,
+        request=plan.view, origin="debug", on_log=session.log, job_id=job_id,
+        debugger=session, bridge=plan.bridge))
     start = DebugStart(session.id, job_id, job.code, list(done.pausable))
     return StreamingResponse(_events(hub, session, run, start), media_type=NDJSON,
                              headers={"X-Job-Id": job_id, "X-Debug-Session": session.id})
+
+
+@router.post("/debug/replay/{run_id}")
+async def debug_replay(run_id: str, request: Request) -> Response:
+    """Re-run a recorded run under the debugger: the version that ran, its parameters,
+    method and caller, and its recorded db.exec/http answers fed back in order."""
+    owner = await owner_of(request)
+    hub = hub_of(request)
+    try:
+        data = await read_json_object(request, SMALL_BODY)
+        _, step, lines, _ = _options({k: v for k, v in data.items() if k != "params"})
+        record = await hub.history.get(run_id) if len(run_id) <= 100 else None
+        if record is None:
+            raise NotFound(f"No run '{run_id[:100]}' in history")
+        job = await _recorded_job(hub, record)
+        done = await asyncio.to_thread(instrument, job.code)
+        if not done.ok:
+            raise JobFailed(f"{done.error} (line {done.line})", line=done.line,
+                            column=done.column)
+    except WebJobsError as exc:
+        return refusal(exc, request.method, request.url.path, stream=True)
+    caller = Caller(record.caller.kind, record.caller.id, record.caller.name,
+                    record.caller.user_class)
+    view = {"method": record.method or "POST", "url": str(request.url),
+            "path": request.url.path, "query": {}, "headers": {}, "ip": address_of(request),
+            "replayOf": record.job_id}
+    plan = _Plan(record.params if record.params is not None else {}, step, lines, view,
+                 ReplayBridge(list(record.calls)))
+    log.info("[WebJob:%s] run %s replayed under the debugger by %s", record.job_name,
+             record.job_id, owner.name)
+    return _start(hub, caller, job, done, plan)
+
+
+async def _recorded_job(hub: Hub, record: RunRecord) -> LoadedJob:
+    """The job as it was when the run ran: its recorded version, else today's code."""
+    if record.job_version:
+        stored = await asyncio.to_thread(hub.catalog.store.get_version, record.job_name,
+                                         record.job_version)
+        if stored is not None:
+            return hub.runner.describe(record.job_name, stored.code, record.job_version)
+    return await hub.runner.load(record.job_name)
 
 
 def _stop(hub: Hub, job_id: str, message: str) -> None:

@@ -81,6 +81,7 @@ class RunRequest:
     approved_modules: list[str] = field(default_factory=list)
     modules: list[dict[str, str]] = field(default_factory=list)  # builds this job names
     debugger: DebugHost | None = None  # a debug run: the source is instrumented
+    bridge: BridgeHost | None = None   # answers this run's calls instead of the engine's
 
 
 @dataclass
@@ -150,10 +151,10 @@ class _ActiveRun:
         try:
             if op.startswith("debug.") and self.req.debugger is not None:
                 ok, value = True, await self._parked(self.req.debugger.call(op, call.get("args")))
-            elif self.bridge is None or op.startswith("debug."):
+            elif (bridge := self.req.bridge or self.bridge) is None or op.startswith("debug."):
                 raise JobFailed(f"'{op}' is not available to jobs on this hub")
             else:
-                ok, value = True, await self.bridge.call(op, call.get("args"), self.req)
+                ok, value = True, await bridge.call(op, call.get("args"), self.req)
         except JobError as exc:  # ``job_code`` (e.g. an SQL state) becomes the Error's code
             ok, value = False, {"message": exc.message, "code": exc.extra.get("job_code", exc.code)}
         if not self.finished.done():  # an answer after the run ended goes nowhere

@@ -9,6 +9,7 @@ the engine.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any
@@ -24,6 +25,7 @@ log = logging.getLogger("webhub.outside")
 
 MAX_CALLS_KEPT = 100
 MAX_SQL_KEPT = 500
+MAX_ANSWERS_KEPT = 256 * 1024  # bytes of recorded db/http answers per run
 
 
 def _note(run: RunRequest, level: str, message: str) -> None:
@@ -32,11 +34,23 @@ def _note(run: RunRequest, level: str, message: str) -> None:
         run.note(level, message)
 
 
-def _keep_call(run: RunRequest, call: dict[str, Any]) -> None:
-    """The run's outbound calls and queries, for its history record (bounded)."""
+def _keep_call(run: RunRequest, call: dict[str, Any], answer: Any = None) -> None:
+    """The run's outbound calls and queries, for its history record (bounded). Each
+    keeps its answer while the run's answers stay under MAX_ANSWERS_KEPT bytes, so a
+    debugger can replay the run without the database or the network; past that the
+    call says ``answerMissing``."""
     calls = run.host_state.setdefault("calls", [])
-    if len(calls) < MAX_CALLS_KEPT:
-        calls.append(call)
+    if len(calls) >= MAX_CALLS_KEPT:
+        return
+    if "error" not in call:
+        text = json.dumps(answer, separators=(",", ":"), default=str)
+        used = run.host_state.get("answers_bytes", 0) + len(text)
+        if used <= MAX_ANSWERS_KEPT:
+            run.host_state["answers_bytes"] = used
+            call["answer"] = json.loads(text)
+        else:
+            call["answerMissing"] = True
+    calls.append(call)
 
 
 class HubBridge:
@@ -58,6 +72,7 @@ class HubBridge:
         remaining_s = max(0.1, run.limits.runtime_ms / 1000 - (time.monotonic() - run.created))
         call: dict[str, Any] = {"kind": "db", "sql": sql[:MAX_SQL_KEPT]}
         started = time.monotonic()
+        answer: Any = None
         try:
             answer = await self.database.exec(sql, args.get("params"), run.staff_id, remaining_s)
             call |= ({"rows": len(answer)} if isinstance(answer, list)
@@ -69,11 +84,11 @@ class HubBridge:
                      exc.message, run.ref)
             state = exc.extra.get("sqlstate")
             if state:
-                exc.extra["job_code"] = str(state)
+                exc.extra["job_code"] = call["errorCode"] = str(state)
             raise
         finally:
             call["ms"] = int((time.monotonic() - started) * 1000)
-            _keep_call(run, call)
+            _keep_call(run, call, answer)
 
     async def _http(self, args: Any, run: RunRequest) -> Any:
         if not isinstance(args, dict) or not isinstance(args.get("url"), str):
@@ -96,7 +111,7 @@ class HubBridge:
         _note(run, "info", f"http {method} {shown} -> {answer.get('status')}, {size} bytes, "
                            f"{ms} ms")
         _keep_call(run, {"kind": "http", "method": method, "url": shown,
-                         "status": answer.get("status"), "bytes": size, "ms": ms})
+                         "status": answer.get("status"), "bytes": size, "ms": ms}, answer)
         return answer
 
     async def close(self) -> None:
@@ -105,3 +120,41 @@ class HubBridge:
 
 def _ms_since(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
+
+
+class ReplayBridge:
+    """Answers a replayed run's ``db.exec`` and ``http()`` calls from its recording, in
+    order, without touching the database or the network. A call with no recorded
+    answer (over the recording's cap, or a call the original run never made) stops
+    the replay with a message saying so."""
+
+    def __init__(self, calls: list[dict[str, Any]]) -> None:
+        self.calls = list(calls)
+        self.position = 0
+
+    async def call(self, op: str, args: Any, run: RunRequest) -> Any:
+        kind = {"db.exec": "db", "http": "http"}.get(op)
+        if kind is None:
+            raise JobFailed(f"'{op}' is not available to jobs")
+        number = self.position + 1
+        if self.position >= len(self.calls):
+            raise JobFailed(f"Replay: call {number} ({op}) was not made by the recorded run; "
+                            "the replay stops here")
+        recorded = self.calls[self.position]
+        self.position += 1
+        if recorded.get("kind") != kind:
+            raise JobFailed(f"Replay: call {number} is {op} here but was "
+                            f"{recorded.get('kind')} in the recorded run; the replay stops")
+        if "error" in recorded:
+            failure = JobFailed(str(recorded["error"]))
+            if recorded.get("errorCode"):
+                failure.extra["job_code"] = str(recorded["errorCode"])
+            raise failure
+        if "answer" not in recorded:
+            raise JobFailed(f"Replay: the answer of call {number} ({op}) was not kept (the "
+                            "recording keeps 256 KB of answers a run); the replay stops here")
+        _note(run, "info", f"replay: {op} call {number} answered from the recording")
+        return recorded["answer"]
+
+    async def close(self) -> None:
+        return None

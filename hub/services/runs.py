@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hub.auth import Caller, check_job_access
-from hub.engine.engine import DebugHost, Engine, RunRequest, RunResult
+from hub.engine.engine import BridgeHost, DebugHost, Engine, RunRequest, RunResult
 from hub.engine.modules import installed_builds, mentioned
 from hub.services.history import History, RunStart
 from hub.settings import Settings
@@ -79,7 +79,8 @@ class JobRunner:
                   on_log: Callable[[LogLine], None] | None = None,
                   on_start: Callable[[], None] | None = None,
                   job_id: str | None = None, schedule: tuple[str, str] | None = None,
-                  debugger: DebugHost | None = None) -> RunResult:
+                  debugger: DebugHost | None = None,
+                  bridge: BridgeHost | None = None) -> RunResult:
         req = RunRequest(
             job_id=job_id or new_job_id(), job_name=job.name, source=job.code,
             limits=job.resolved.limits, params=params,
@@ -88,7 +89,7 @@ class JobRunner:
             staff_id=caller.staff_id,
             approved_modules=list(self.settings.modules),
             modules=[b.as_message() for b in mentioned(job.code, self.module_builds)],
-            debugger=debugger)
+            debugger=debugger, bridge=bridge)
         if self.history is None:
             result = await self.engine.run(req)
         else:

@@ -181,3 +181,40 @@ def test_normal_runs_are_not_instrumented(hub: HubProcess) -> None:
         assert client.get(f"{API}/marks").json() == 3
         leaked = client.post(f"{API}/execute", files={"file": ("x.job.js", b"return typeof __dbg")})
     assert '"undefined"' in leaked.text
+
+
+REPLAYED = """const rows = await db.exec("SELECT COUNT(*) AS n FROM Department")
+const n = rows[0].n
+if (n > 0) throw new Error('too many departments: ' + n)
+return n"""
+
+
+def test_a_recorded_failure_replays_to_the_same_error_without_the_database(
+        tmp_path: Any) -> None:
+    import sqlite3
+
+    from tests.hub.test_history_api import eventually
+
+    hub = launch_hub(tmp_path, jobs={"counted": REPLAYED})
+    try:
+        with hub.client(headers={**AUTH, "Accept": "application/json"}) as client:
+            failed = client.get(f"{API}/counted")
+            assert failed.status_code == 500
+            message = failed.json()["error"]
+            runs = eventually(lambda: client.get(f"{API}/history", params={
+                "job": "counted", "status": "failed"}).json()["runs"])
+            job_id = runs[0]["jobId"]
+            recorded = client.get(f"{API}/{job_id}/output").json()
+        assert recorded["calls"][0]["answer"][0]["n"] > 0
+        conn = sqlite3.connect(str(hub.home / "business.db"))
+        conn.execute("DELETE FROM Department")  # the database no longer says so
+        conn.commit()
+        conn.close()
+        run = DebugRun(hub, "replay/" + job_id, {"stepFromStart": False})
+        logs = []
+        while (event := run.next("log", "failure", "meta")).get("type") == "log":
+            logs.append(event["message"])
+        assert event["error"] == message and event["line"] == 3, event
+        assert "replay: db.exec call 1 answered from the recording" in logs
+    finally:
+        hub.stop()
