@@ -48,6 +48,8 @@ class Settings:
     http_allow: str
     http_deny: str
     http_test_loopback_port: str  # tests only: lets http() reach one loopback port
+    # Dev servers: the page console drawer (?_console=1) for every caller, not only owners.
+    page_console: bool = False
 
     @property
     def sign_key(self) -> str:
@@ -130,6 +132,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         http_allow=env.get("WEBJOB_HTTP_ALLOW", ""),
         http_deny=env.get("WEBJOB_HTTP_DENY", ""),
         http_test_loopback_port=env.get("WEBJOB_HTTP_TEST_LOOPBACK_PORT", ""),
+        page_console=env.get("WEBJOB_PAGE_CONSOLE", "").strip() == "1",
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from starlette.responses import Response
 
+from hub.api.page_console import insert_drawer
 from hub.engine.engine import RunResult, new_ref
 from shared.errors import WebJobsError
 from shared.ndjson import Failure, MetaData, encode_line
@@ -87,18 +88,22 @@ def _job_headers(result: RunResult) -> dict[str, str]:
     if meta.get("filename") and "content-disposition" not in lower:
         safe = _UNSAFE_FILENAME.sub("_", str(meta["filename"]))[:150] or "download"
         headers["Content-Disposition"] = f'attachment; filename="{safe}"'
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
     if meta.get("type") in ("html", "raw") and "content-security-policy" not in lower \
-            and headers.get("Content-Type", "").startswith("text/html"):
+            and content_type.lower().startswith("text/html"):
         headers["Content-Security-Policy"] = PAGE_CSP
     headers["X-Job-Id"] = result.job_id
     return headers
 
 
-def plain_response(result: RunResult) -> Response:
+def plain_response(result: RunResult, drawer: bytes | None = None) -> Response:
+    """``drawer``: the page console to add to an HTML page (``hub.api.page_console``)."""
     if result.error is not None:
         return error_response(result.error, result.runtime_ms)
-    return Response(result_bytes(result), int(result.meta.get("status", 200)),
-                    _job_headers(result))
+    body = result_bytes(result)
+    if drawer is not None:
+        body = insert_drawer(body, drawer)
+    return Response(body, int(result.meta.get("status", 200)), _job_headers(result))
 
 
 def meta_line(result: RunResult, data: bytes) -> bytes:

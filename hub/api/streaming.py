@@ -14,6 +14,7 @@ from starlette.responses import Response, StreamingResponse
 
 from hub.api.answers import NDJSON, error_response, plain_response, stream_tail, wants_stream
 from hub.api.inbound import Inbound
+from hub.api.page_console import console_drawer
 from hub.auth import Caller
 from hub.engine.engine import RunResult
 from hub.services.runs import JobRunner, LoadedJob
@@ -67,7 +68,7 @@ async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inboun
         return await _live_answer(request, start)
     result = await until_disconnect(request, start())
     if not stream:
-        return plain_response(result)
+        return plain_response(result, console_drawer(request, inbound, caller, result))
     if result.error is not None:
         return error_response(result.error, result.runtime_ms, stream=True)
     return Response(stream_tail(result), 200, {"X-Job-Id": result.job_id}, media_type=NDJSON)

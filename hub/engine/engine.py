@@ -94,6 +94,7 @@ class RunResult:
     runtime_ms: int
     cpu_ms: int
     logs: list[LogLine] = field(default_factory=list)
+    ref: str = ""   # the run's reference (set by the runner; failures carry it too)
 
 
 class _ActiveRun:

@@ -94,6 +94,7 @@ class JobRunner:
             result = await self.engine.run(req)
         else:
             result = await self._recorded(req, job, caller, params, schedule)
+        result.ref = req.ref
         self._log_result(job.name, result, origin, req.ref)
         return result
 

@@ -58,7 +58,8 @@ def job_failure(resp: httpx.Response, code: str) -> dict[str, Any]:
 
 def test_the_pack_is_there() -> None:
     assert SHIPPED == ["_test-failures", "_test-http", "_test-limits", "_test-sandbox",
-                       "public_ping", "public_test-page", "vacancies", "vacancies_csv",
+                       "public_deeplink", "public_ping", "public_test-page", "vacancies",
+                       "vacancies_csv",
                        "vacancies_pdf"]
 
 
