@@ -1,7 +1,8 @@
 """The NDJSON lines a run streams to a client, one JSON object per line.
 
 A stream is: zero or more event lines tagged by ``type`` (``log``; and for a debug
-run ``debug``, ``pause`` and ``expanded``), then either one metadata line (``isMetaData: true``)
+run ``debug``, ``pause`` and ``expanded``; an attached session's event stream adds
+``request`` and ``answer``), then either one metadata line (``isMetaData: true``)
 followed by the result payload, or one failure line (``success: false``).
 
 The payload after the metadata line is the rest of the stream, as is: a JSON
@@ -17,8 +18,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = [
+    "DebugAnswer",
     "DebugExpanded",
     "DebugPause",
+    "DebugRequest",
     "DebugStart",
     "Failure",
     "LogLine",
@@ -115,9 +118,31 @@ class DebugExpanded:
     type: str = field(default="expanded", init=False)
 
 
+@dataclass(frozen=True)
+class DebugRequest:
+    """An attached debug session: a tagged browser request arrived and runs now."""
+
+    jobId: str
+    method: str
+    path: str
+    type: str = field(default="request", init=False)
+
+
+@dataclass(frozen=True)
+class DebugAnswer:
+    """An attached debug session: the tagged request was answered."""
+
+    jobId: str
+    status: int
+    success: bool
+    code: str | None = None
+    type: str = field(default="answer", init=False)
+
+
 _DEBUG_TYPES: dict[str, type[Any]] = {
-    "debug": DebugStart, "pause": DebugPause, "expanded": DebugExpanded}
-DebugEvent = DebugStart | DebugPause | DebugExpanded
+    "debug": DebugStart, "pause": DebugPause, "expanded": DebugExpanded,
+    "request": DebugRequest, "answer": DebugAnswer}
+DebugEvent = DebugStart | DebugPause | DebugExpanded | DebugRequest | DebugAnswer
 
 
 @dataclass(frozen=True)

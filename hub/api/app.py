@@ -18,6 +18,7 @@ from starlette.responses import Response
 
 from hub.abuse import RateLimiter, SignInThrottle, parse_trusted_proxies
 from hub.api.answers import error_response, refusal
+from hub.api.attach import router as attach_router
 from hub.api.auth_routes import router as auth_router
 from hub.api.debug_routes import router as debug_router
 from hub.api.deps import Hub
@@ -149,6 +150,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(store_router)
     app.include_router(schedule_router)
     app.include_router(debug_router)
+    app.include_router(attach_router)
     app.include_router(router)
     _install_error_handlers(app)
     return app

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from hub.api.answers import refusal
+from hub.api.attach import attached_answer
 from hub.api.deps import address_of, caller_of, hub_of, owner_of
 from hub.api.history_routes import stats_json
 from hub.api.inbound import Inbound, read_body, read_inbound, read_json_object
@@ -177,4 +178,7 @@ async def run_job(name: str, request: Request) -> Response:
     if caller.kind == "anonymous":  # only public jobs get this far without credentials
         hub.public_limiter.hit(address)
     inbound = await read_inbound(request, hub.settings.max_body_bytes, address)
+    attached = await attached_answer(request, hub, job, inbound, caller)
+    if attached is not None:  # a tab the owner's debugger is attached to
+        return attached
     return await answer_run(request, hub.runner, job, inbound, caller)

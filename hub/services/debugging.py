@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.errors import BadRequest, Conflict, JobFailed, NotFound
-from shared.ndjson import DebugExpanded, DebugPause, LogLine
+from shared.ndjson import DebugAnswer, DebugExpanded, DebugPause, DebugRequest, LogLine
 
 __all__ = ["IDLE_LIMIT_S", "DebugSession", "DebugSessions"]
 
 IDLE_LIMIT_S = 600.0
 EXPAND_WAIT_S = 5.0
-Event = LogLine | DebugPause | DebugExpanded
+Event = LogLine | DebugPause | DebugExpanded | DebugRequest | DebugAnswer
 
 
 @dataclass
@@ -41,8 +41,11 @@ class DebugSession:
     step_mode: bool = True
     breakpoints: set[int] = field(default_factory=set)
     detached: bool = False
+    attached: bool = False               # drives a page's real requests (attach)
+    step_from_start: bool = True         # attach: each request starts in step mode
     job_id: str = ""
     events: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
+    ended: asyncio.Event = field(default_factory=asyncio.Event)  # detached or swept
     paused_at: int | None = None
     last_active: float = 0.0
     _reply: asyncio.Future[dict[str, Any]] | None = None
@@ -106,6 +109,11 @@ class DebugSession:
         self.step_mode = name == "step"
         if name == "detach":
             self.detached, self.breakpoints = True, set()
+            self.ended.set()
+            if self.attached and self._reply is not None:  # the paused request ends
+                self.stop_run("Detached by the debugger")
+                self._resume({"stop": True, "message": "Detached by the debugger"})
+                return {"success": True, "resumed": False}
         return {"success": True, "resumed": self._resume({})}
 
     def _configure(self, data: dict[str, Any]) -> None:
@@ -155,6 +163,23 @@ class DebugSessions:
         self._sessions[session.id] = session
         return session
 
+    def attach(self, owner: str, job_name: str, stop_run: Callable[[str], None],
+               step_from_start: bool) -> DebugSession:
+        session = self.open(owner, job_name, stop_run, step_from_start, set())
+        session.attached, session.step_from_start = True, step_from_start
+        return session
+
+    def tagged(self, session_id: str, owner: str | None, job_name: str) -> DebugSession | None:
+        """The attached session a browser request is tagged with, if it still drives
+        this job for this owner; anything else (unknown, expired, another owner's,
+        detached) is None, and the request runs normally."""
+        session = self._sessions.get(session_id)
+        if (session is None or not session.attached or session.detached
+                or owner is None or session.owner != owner or session.job_name != job_name):
+            return None
+        session.last_active = self.clock()
+        return session
+
     def get(self, session_id: str, owner: str) -> DebugSession:
         session = self._sessions.get(session_id)
         if session is None or session.owner != owner:
@@ -171,5 +196,6 @@ class DebugSessions:
         for session in stale:
             session.stop_run("The debug session was left alone for 10 minutes")
             session._resume({"stop": True, "message": "The debug session timed out"})
+            session.ended.set()
             self.close(session.id)
         return len(stale)
