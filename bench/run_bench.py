@@ -259,7 +259,10 @@ def run(args: argparse.Namespace) -> int:
     say(f"written: {md_path} and {json_path}")
     outside = 0 if args.no_outside else run_outside(args.out)
     history = run_history(args.out, args.history_runs) if args.history_runs > 0 else 0
-    return 1 if problems or outside or history else 0
+    from bench import schedule_bench
+
+    schedules = schedule_bench.run(args.out)
+    return 1 if problems or outside or history or schedules else 0
 
 
 def run_outside(out_dir: Path) -> int:
