@@ -3,6 +3,7 @@ engine flags (``enableLogger``, ``raw``, ``_console``, ``_debug``) taken out of 
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,5 +113,21 @@ async def read_inbound(request: Request, max_body: int, address: str) -> Inbound
         "query": _split_flags(query, {}),
         "headers": {k: v for k, v in request.headers.items() if k not in WITHHELD_HEADERS},
         "ip": address,
+        **raw_body_view(body),
     }
     return Inbound(params, view, flags, body)
+
+
+def raw_body_view(body: bytes) -> dict[str, str]:
+    """The body exactly as received, for ``request.rawBody`` / ``request.rawBytes()``.
+
+    Valid UTF-8 crosses once, as text (the prelude re-encodes it for ``rawBytes()``,
+    which gives back the same bytes); anything else crosses once, as base64, and the
+    prelude decodes ``rawBody`` from it (with replacement characters) only if the job
+    reads it. An empty body costs one empty string."""
+    if not body:
+        return {"rawBody": ""}
+    try:
+        return {"rawBody": body.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"rawBase64": base64.b64encode(body).decode("ascii")}

@@ -14,6 +14,7 @@ plus a resident-memory watchdog here for memory outside the heap.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import os
@@ -246,7 +247,9 @@ class _ActiveRun:
                 "limits": self.req.limits.as_job_view(), "pretty": self.req.pretty,
                 "live": self.req.on_log is not None, "approved": self.req.approved_modules,
                 "named": [m["name"] for m in self.req.modules],
-                "signKey": self.req.sign_key, "debug": self.req.debugger is not None}
+                "signKey": self.req.sign_key, "debug": self.req.debugger is not None,
+                # 32 bytes from the OS seed the job's crypto.getRandomValues/randomUUID.
+                "entropy": base64.b64encode(os.urandom(32)).decode()}
 
     def _elapsed_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)

@@ -34,7 +34,7 @@ _JS = resources.files("hub.engine") / "js"
 _SANDBOX = "\n;\n".join([
     *((_JS / name).read_text(encoding="utf-8")
       for name in ("polyfills.js", "bytes.js", "responses.js", "debug_runtime.js",
-                   "prelude.js")),
+                   "crypto.js", "prelude.js")),
     "(() => { const c = globalThis.__webjob_channel; delete globalThis.__webjob_channel; "
     "return c })()"])
 

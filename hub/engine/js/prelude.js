@@ -14,6 +14,7 @@
   const bytes = G.__webjob_bytes;
   const responses = G.__webjob_responses;
   const debugRuntime = G.__webjob_debug_runtime;
+  const cryptoHost = G.__webjob_crypto;
   const FP = Function.prototype;
   const uncurry = FP.bind.bind(FP.call);
   const apply = Reflect.apply;
@@ -36,7 +37,7 @@
   const StringC = String, NumberC = Number, isInteger = Number.isInteger, floor = Math.floor;
 
   for (const name of ['__webjob_note', '__webjob_wake', '__webjob_bytes', '__webjob_responses',
-    '__webjob_debug_runtime',
+    '__webjob_debug_runtime', '__webjob_crypto',
     'SharedArrayBuffer',
     'Atomics', 'WebAssembly', '__timer_manager', 'setTimeout', 'clearTimeout', 'console']) {
     // mini-racer declares its timer helpers with `var`: those can only be overwritten.
@@ -417,6 +418,21 @@
     return new JobPromise((resolve, reject) => thenOf(call, (r) => resolve(httpResponse(r)), reject));
   }
 
+  // ---- request: rawBody as text, rawBytes() as a fresh Buffer of the exact bytes ----
+  // The body crosses as text when it is valid UTF-8 (its bytes are then the text's
+  // UTF-8), else as base64, decoded (with replacement characters) when first read.
+  function requestView(r) {
+    if (!r || typeof r !== 'object') return r;
+    const b64 = typeof r.rawBase64 === 'string' ? r.rawBase64 : null;
+    delete r.rawBase64;
+    let raw = null, text = typeof r.rawBody === 'string' ? r.rawBody : b64 === null ? '' : null;
+    const exact = () => raw || (raw = b64 !== null ? bytes.base64Decode(b64) || new U8(0) : bytes.utf8Encode(text));
+    defineProperty(r, 'rawBody', { enumerable: true, configurable: false,
+      get: () => (text !== null ? text : (text = StringC(new G.TextDecoder().decode(exact())))) });
+    defineProperty(r, 'rawBytes', { enumerable: false, value: () => G.Buffer.from(exact()) });
+    return r;
+  }
+
   // ---- globals ---------------------------------------------------------------
   function define(name, value) {
     const d = getOwnPropertyDescriptor(G, name);
@@ -438,9 +454,12 @@
     runStart = lastFlush = now();
     signKeyB64 = StringC(s.signKey || '');
     delete s.signKey;
+    const entropy = typeof s.entropy === 'string' ? bytes.base64Decode(s.entropy) : null;
+    if (entropy) cryptoHost.reseed(entropy);  // 32 host bytes, when the engine sends them
+    delete s.entropy;
     const caller = s.request && s.request.caller;
     define('params', s.params);
-    define('request', freeze(s.request));
+    define('request', freeze(requestView(s.request)));
     define('userID', caller && caller.id !== undefined ? caller.id : null);
     define('isAuthenticated', !!(caller && caller.kind !== 'anonymous'));
     define('limits', freeze(s.limits));
@@ -453,6 +472,7 @@
     define('require', jobRequire);
     define('db', db);
     define('http', http);
+    define('crypto', cryptoHost.crypto);
   }
 
   const host = freeze({
