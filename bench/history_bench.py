@@ -16,7 +16,6 @@ or alone:  .venv/bin/python bench/history_bench.py [--runs N] [--out DIR]
 from __future__ import annotations
 
 import argparse
-import json
 import secrets
 import statistics
 import sys
@@ -29,7 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import servers  # noqa: E402
+from bench import report, servers  # noqa: E402
 from bench.history_fill import RARE, fill_local_history  # noqa: E402
 from hub.auth import SYSTEM  # noqa: E402
 from hub.engine.engine import RunResult  # noqa: E402
@@ -123,32 +122,10 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def append_results(out_dir: Path, section: str, payload: dict[str, Any]) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    md_path, json_path = out_dir / "latest.md", out_dir / "latest.json"
-    before = md_path.read_text(encoding="utf-8") if md_path.is_file() else ""
-    md_path.write_text(before.rstrip("\n") + "\n\n" + section, encoding="utf-8")
-    try:
-        data = json.loads(json_path.read_text(encoding="utf-8")) if json_path.is_file() else {}
-    except ValueError:
-        data = {}
-    data["history"] = payload
-    json_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-
-
 def run(out_dir: Path, runs: int = RUNS) -> int:
     print(f"\n[history] {runs:,} runs: reads over HTTP, and recording", flush=True)
-    try:
-        results = measure(runs)
-    except Exception as err:  # reported in the results, not raised
-        section = f"## Run history\n\n- ERROR: {err}\n"
-        append_results(out_dir, section, {"error": str(err)})
-        print(section, flush=True)
-        return 1
-    section = markdown(results)
-    append_results(out_dir, section, results)
-    print("\n" + section, flush=True)
-    return 0
+    return report.run_section(out_dir, "history", "Run history", lambda: measure(runs),
+                              markdown)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from bench import report  # noqa: E402
 from hub.engine.engine import EngineConfig, RunRequest, RunResult  # noqa: E402
 from hub.engine.modules import installed_builds, mentioned  # noqa: E402
 from hub.engine.threaded import ThreadedEngine  # noqa: E402
@@ -267,36 +268,11 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def append_results(out_dir: Path, section: str, payload: dict[str, Any]) -> None:
-    """Append the section to latest.md and put payload under "outside" in latest.json."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    md_path, json_path = out_dir / "latest.md", out_dir / "latest.json"
-    before = md_path.read_text(encoding="utf-8") if md_path.is_file() else ""
-    md_path.write_text(before.rstrip("\n") + "\n\n" + section, encoding="utf-8")
-    data: dict[str, Any] = {}
-    if json_path.is_file():
-        try:
-            data = json.loads(json_path.read_text(encoding="utf-8"))
-        except ValueError:
-            data = {}
-    data["outside"] = payload
-    json_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-
-
 def run(out_dir: Path) -> int:
     """Measure, print and append the results. 0, or 1 if a measurement failed."""
     print("\n[outside] db.exec point queries and require(\"date-fns\")", flush=True)
-    try:
-        results = measure()
-    except Exception as err:  # reported in the results, not raised
-        section = f"## Outside calls and modules\n\n- ERROR: {err}\n"
-        append_results(out_dir, section, {"error": str(err)})
-        print(section, flush=True)
-        return 1
-    section = markdown(results)
-    append_results(out_dir, section, results)
-    print("\n" + section, flush=True)
-    return 0
+    return report.run_section(out_dir, "outside", "Outside calls and modules", measure,
+                              markdown)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,10 @@
 """Turn measured runs into the Markdown table, the ratio table and the target lines."""
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.wrk_runner import WrkResult
 
@@ -241,3 +243,29 @@ def write_results(
     }
     json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return md_path, json_path
+
+
+def run_section(out_dir: Path, key: str, title: str,
+                measure: Callable[[], dict[str, Any]],
+                markdown_of: Callable[[dict[str, Any]], str]) -> int:
+    """Measure one extra benchmark, print it and append it to latest.md and (under
+    ``key``) latest.json. A failed measurement is reported there, not raised: 0 or 1."""
+    try:
+        results = measure()
+    except Exception as err:  # reported in the results, not raised
+        results = {"error": str(err)}
+        section = f"## {title}\n\n- ERROR: {err}\n"
+    else:
+        section = markdown_of(results)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md_path, json_path = out_dir / "latest.md", out_dir / "latest.json"
+    before = md_path.read_text(encoding="utf-8") if md_path.is_file() else ""
+    md_path.write_text(before.rstrip("\n") + "\n\n" + section, encoding="utf-8")
+    try:
+        data = json.loads(json_path.read_text(encoding="utf-8")) if json_path.is_file() else {}
+    except ValueError:
+        data = {}
+    data[key] = results
+    json_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print("\n" + section, flush=True)
+    return 1 if "error" in results else 0

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
-import json
 import statistics
 import sys
 import tempfile
@@ -28,6 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from bench import report  # noqa: E402
 from hub.schedule.model import Schedule, ScheduleInput  # noqa: E402
 from hub.schedule.scheduler import Scheduler  # noqa: E402
 from hub.schedule.store import ScheduleStore  # noqa: E402
@@ -118,25 +118,7 @@ def markdown(r: dict[str, Any]) -> str:
 
 def run(out_dir: Path) -> int:
     print(f"\n[schedules] {SCHEDULES:,} schedules: load time and firing lateness", flush=True)
-    try:
-        results = measure()
-    except Exception as err:  # reported in the results, not raised
-        results = {"error": str(err)}
-        section = f"## Scheduler\n\n- ERROR: {err}\n"
-    else:
-        section = markdown(results)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    md_path, json_path = out_dir / "latest.md", out_dir / "latest.json"
-    before = md_path.read_text(encoding="utf-8") if md_path.is_file() else ""
-    md_path.write_text(before.rstrip("\n") + "\n\n" + section, encoding="utf-8")
-    try:
-        data = json.loads(json_path.read_text(encoding="utf-8")) if json_path.is_file() else {}
-    except ValueError:
-        data = {}
-    data["schedules"] = results
-    json_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    print("\n" + section, flush=True)
-    return 1 if "error" in results else 0
+    return report.run_section(out_dir, "schedules", "Scheduler", measure, markdown)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,7 +49,7 @@ from typing import Any, Literal, cast
 from hub.outside.values import params_from_json, to_json
 from shared.errors import BadRequest, JobFailed
 
-__all__ = ["CANCELLED", "Database", "DatabaseUrl", "parse_database_url"]
+__all__ = ["CANCELLED", "Database", "DatabaseUrl", "parse_database_url", "utf8_parameters"]
 
 SETTING = "WEBJOB_DATABASE_URL"
 CANCELLED = "the statement was cancelled: the run's time ran out"
@@ -170,10 +170,7 @@ class _OdbcDriver(_Driver):
     def connect(self, login_s: float) -> Any:
         timeout = max(1, round(min(login_s, MAX_LOGIN_S)))
         conn = self.pyodbc.connect(self.conn_str, autocommit=True, timeout=timeout)
-        dbms = str(conn.getinfo(self.pyodbc.SQL_DBMS_NAME)).lower()
-        if "maria" in dbms or "mysql" in dbms:
-            # Its driver garbles UTF-16 text parameters of 254 characters and more.
-            conn.setencoding(encoding="utf-8")
+        utf8_parameters(self.pyodbc, conn)
         return conn
 
     def cancel(self, call: _Call) -> None:
@@ -190,6 +187,14 @@ class _OdbcDriver(_Driver):
     def broken(self, exc: Exception) -> bool:
         state = str(exc.args[0]) if len(exc.args) > 1 else ""
         return state.startswith(("08", "HYT")) or isinstance(exc, self.pyodbc.InterfaceError)
+
+
+def utf8_parameters(pyodbc: Any, conn: Any) -> None:
+    """MariaDB's ODBC driver garbles text parameters of 254 characters and more sent
+    as UTF-16 (pyodbc's default): its connections send UTF-8 instead."""
+    dbms = str(conn.getinfo(pyodbc.SQL_DBMS_NAME)).lower()
+    if "maria" in dbms or "mysql" in dbms:
+        conn.setencoding(encoding="utf-8")
 
 
 def _driver_for(url: DatabaseUrl) -> _Driver:

@@ -16,13 +16,13 @@ claim and only the node whose INSERT lands runs it.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 
 from hub.schedule.model import Schedule, ScheduleInput
 from hub.schedule.timing import cached_cron, next_after
+from hub.store.dialects import Dialect
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx
 from shared.errors import NotFound
 
@@ -67,43 +67,10 @@ class ScheduleStore:
     def __init__(self, db: HubDatabase, *, clock: Callable[[], float] = time.time) -> None:
         self.db = db
         self.clock = clock
-        self._ready = False
-        self._ready_lock = threading.Lock()
 
     def ensure_schema(self) -> None:
         """Create the tables on first use (each node may; ``IF NOT EXISTS``)."""
-        if self._ready:
-            return
-        with self._ready_lock:
-            if self._ready:
-                return
-            d = self.db.dialect
-            self.db.ensure_schema([
-                d.create_table(SCHEDULE_TABLE, """{id},
-                    Name {varchar}(100) NOT NULL,
-                    Cron {varchar}(200) NOT NULL,
-                    JobName {varchar}(100) NOT NULL,
-                    Params {text} NOT NULL,
-                    Enabled INTEGER NOT NULL,
-                    Timezone {varchar}(64) NOT NULL,
-                    CatchUp {varchar}(8) NOT NULL,
-                    Overlap {varchar}(8) NOT NULL,
-                    MaxRetries INTEGER NOT NULL,
-                    LastRun {real},
-                    NextRun {real},
-                    LastStatus {varchar}(32),
-                    RetryAt {real},
-                    RetryAttempt INTEGER NOT NULL,
-                    UpdatedAt {real} NOT NULL,
-                    UpdatedBy {varchar}(100)"""),
-                d.create_table(CLAIM_TABLE, """ScheduleID {bigint} NOT NULL,
-                    Occurrence {varchar}(64) NOT NULL,
-                    Node {varchar}(100) NOT NULL,
-                    ClaimedAt {real} NOT NULL,
-                    PRIMARY KEY (ScheduleID, Occurrence)"""),
-                d.create_index(f"{CLAIM_TABLE}_At", CLAIM_TABLE, "ClaimedAt"),
-            ])
-            self._ready = True
+        self.db.ensure_schema_once(SCHEDULE_TABLE, _schedule_tables)
 
     # -- reading ------------------------------------------------------------------
 
@@ -243,3 +210,31 @@ class ScheduleStore:
         """Forget claims taken before ``older_than``; how many went."""
         self.ensure_schema()
         return self.db.write(f"DELETE FROM {CLAIM_TABLE} WHERE ClaimedAt < ?", (older_than,))
+
+
+def _schedule_tables(d: Dialect) -> list[str]:
+    return [
+        d.create_table(SCHEDULE_TABLE, """{id},
+            Name {varchar}(100) NOT NULL,
+            Cron {varchar}(200) NOT NULL,
+            JobName {varchar}(100) NOT NULL,
+            Params {text} NOT NULL,
+            Enabled INTEGER NOT NULL,
+            Timezone {varchar}(64) NOT NULL,
+            CatchUp {varchar}(8) NOT NULL,
+            Overlap {varchar}(8) NOT NULL,
+            MaxRetries INTEGER NOT NULL,
+            LastRun {real},
+            NextRun {real},
+            LastStatus {varchar}(32),
+            RetryAt {real},
+            RetryAttempt INTEGER NOT NULL,
+            UpdatedAt {real} NOT NULL,
+            UpdatedBy {varchar}(100)"""),
+        d.create_table(CLAIM_TABLE, """ScheduleID {bigint} NOT NULL,
+            Occurrence {varchar}(64) NOT NULL,
+            Node {varchar}(100) NOT NULL,
+            ClaimedAt {real} NOT NULL,
+            PRIMARY KEY (ScheduleID, Occurrence)"""),
+        d.create_index(f"{CLAIM_TABLE}_At", CLAIM_TABLE, "ClaimedAt"),
+    ]

@@ -30,7 +30,7 @@ from hub.history.record import (
 from hub.history.recorder import Recorder
 from hub.settings import Settings
 
-__all__ = ["History", "RunStart", "open_history"]
+__all__ = ["History", "RunStart", "open_history", "record_caller"]
 
 log = logging.getLogger("webhub.history")
 SPOOL_FILE = "history-spool.jsonl"
@@ -52,7 +52,8 @@ class RunStart:
     schedule_name: str | None = None
 
 
-def _caller(caller: Caller) -> RecordCaller:
+def record_caller(caller: Caller) -> RecordCaller:
+    """The caller as history keeps it."""
     return RecordCaller(caller.kind, None if caller.id is None else str(caller.id), caller.name,
                         caller.user_class)
 
@@ -68,7 +69,7 @@ class History:
     def begin(self, start: RunStart) -> RunRecord:
         record = RunRecord(
             job_id=start.job_id, job_name=start.job_name, source=start.source,
-            caller=_caller(start.caller), started=time.time(), node=self.node, ref=start.ref,
+            caller=record_caller(start.caller), started=time.time(), node=self.node, ref=start.ref,
             job_version=start.job_version, method=start.method,
             params=mask_params(start.params), schedule_id=start.schedule_id,
             schedule_name=start.schedule_name)

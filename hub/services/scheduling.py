@@ -18,16 +18,15 @@ import logging
 import time
 from typing import Any
 
-from hub.auth import SCHEDULER, Caller
+from hub.auth import SCHEDULER
 from hub.engine.engine import new_ref
-from hub.history.record import Caller as RecordCaller
 from hub.history.record import RunRecord
 from hub.schedule.cron import parse_cron
 from hub.schedule.model import Schedule
 from hub.schedule.scheduler import Scheduler
 from hub.schedule.store import ScheduleStore
 from hub.schedule.timing import Firing
-from hub.services.history import History
+from hub.services.history import History, record_caller
 from hub.services.runs import JobRunner, new_job_id
 from shared.errors import WebJobsError
 
@@ -133,10 +132,9 @@ class Scheduling:
                  schedule.job_name, schedule.id, schedule.name, _iso(when), reason)
 
     def _record(self, schedule: Schedule, name: str, started: float) -> RunRecord:
-        caller: Caller = SCHEDULER
         return RunRecord(
             job_id=new_job_id(), job_name=schedule.job_name, source="schedule",
-            caller=RecordCaller(caller.kind, str(caller.id), caller.name, caller.user_class),
+            caller=record_caller(SCHEDULER),
             started=started, node=self.node, ref=new_ref(), method="SCHEDULE",
             params=schedule_params(schedule), schedule_id=str(schedule.id),
             schedule_name=name)

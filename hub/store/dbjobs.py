@@ -29,6 +29,7 @@ from decimal import Decimal
 from typing import TypeVar
 
 from hub.store.base import JOB_NAME_RE, JobVersion, StoredJob
+from hub.store.dialects import Dialect
 from hub.store.files import code_digest
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx
 from shared.errors import NotFound, StoreUnavailable
@@ -80,34 +81,12 @@ class DbJobStore:
     def __init__(self, db: HubDatabase, *, clock: Callable[[], float] = time.time) -> None:
         self.db = db
         self.clock = clock
-        self._ready = False
-        self._ready_lock = threading.Lock()
         self._writing: dict[str, threading.Lock] = {}
         self._writing_guard = threading.Lock()
 
     def ensure_schema(self) -> None:
         """Create the tables on first use (each node may; ``IF NOT EXISTS``)."""
-        if self._ready:
-            return
-        with self._ready_lock:
-            if self._ready:
-                return
-            d = self.db.dialect
-            self.db.ensure_schema([
-                d.create_table(JOB_TABLE, """Name {varchar}(100) NOT NULL PRIMARY KEY,
-                    Code {text} NOT NULL,
-                    UpdatedAt {real} NOT NULL,
-                    UpdatedBy {varchar}(100)"""),
-                d.create_table(VERSION_TABLE, """Name {varchar}(100) NOT NULL,
-                    Version INTEGER NOT NULL,
-                    Code {text} NOT NULL,
-                    SavedAt {real} NOT NULL,
-                    SavedBy {varchar}(100),
-                    Size {bigint} NOT NULL,
-                    CodeHash {varchar}(64) NOT NULL,
-                    PRIMARY KEY (Name, Version)"""),
-            ])
-            self._ready = True
+        self.db.ensure_schema_once(JOB_TABLE, _job_tables)
 
     # -- reading ------------------------------------------------------------------
 
@@ -234,3 +213,20 @@ class DbJobStore:
         for name in strays:
             log.info("%r in %s is not a usable job name; ignored", name, JOB_TABLE)
         return strays
+
+
+def _job_tables(d: Dialect) -> list[str]:
+    return [
+        d.create_table(JOB_TABLE, """Name {varchar}(100) NOT NULL PRIMARY KEY,
+            Code {text} NOT NULL,
+            UpdatedAt {real} NOT NULL,
+            UpdatedBy {varchar}(100)"""),
+        d.create_table(VERSION_TABLE, """Name {varchar}(100) NOT NULL,
+            Version INTEGER NOT NULL,
+            Code {text} NOT NULL,
+            SavedAt {real} NOT NULL,
+            SavedBy {varchar}(100),
+            Size {bigint} NOT NULL,
+            CodeHash {varchar}(64) NOT NULL,
+            PRIMARY KEY (Name, Version)"""),
+    ]

@@ -24,11 +24,11 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from hub.outside.database import DatabaseUrl, parse_database_url
+from hub.outside.database import DatabaseUrl, parse_database_url, utf8_parameters
 from hub.store.dialects import DIALECTS, Dialect, dialect_for_dbms
 from shared.errors import BadRequest, Conflict, InternalError, StoreUnavailable
 
@@ -94,6 +94,8 @@ class HubDatabase:
         self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(pool_size)
         self._closed = False
+        self._prepared: set[str] = set()   # schemas ensure_schema_once has made
+        self._prepare_lock = threading.Lock()
         self._pyodbc: Any = None
         if url.kind == "odbc":
             try:
@@ -233,6 +235,17 @@ class HubDatabase:
                 if attempt == 2:
                     raise
 
+    def ensure_schema_once(self, key: str,
+                           statements: Callable[[Dialect], Sequence[str]]) -> None:
+        """:meth:`ensure_schema` the first time a store asks for ``key`` on this
+        database; afterwards a set lookup, so stores may call it before every use."""
+        if key in self._prepared:
+            return
+        with self._prepare_lock:
+            if key not in self._prepared:
+                self.ensure_schema(statements(self.dialect))
+                self._prepared.add(key)
+
     def close(self) -> None:
         self._closed = True
         while True:
@@ -263,14 +276,6 @@ class HubDatabase:
         if isinstance(exc, (StoreUnavailable, InternalError, BadRequest)):
             return exc
         return InternalError(f"The {self.label} failed: {type(exc).__name__}")
-
-
-def utf8_parameters(pyodbc: Any, conn: Any) -> None:
-    """MariaDB's ODBC driver garbles text parameters of 254 characters and more sent
-    as UTF-16 (pyodbc's default): its connections send UTF-8 instead."""
-    dbms = str(conn.getinfo(pyodbc.SQL_DBMS_NAME)).lower()
-    if "maria" in dbms or "mysql" in dbms:
-        conn.setencoding(encoding="utf-8")
 
 
 def _odbc_message(exc: Exception) -> str:
