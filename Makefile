@@ -33,7 +33,11 @@ $(STAMP): pyproject.toml
 		  apt-get install -y -qq unixodbc odbc-postgresql odbc-mariadb libsqliteodbc; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	@# Qt (the console) needs EGL, xkbcommon, fontconfig and D-Bus even offscreen.
+	@dpkg -s libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 fonts-dejavu-core >/dev/null 2>&1 || \
+		{ apt-get update -qq && \
+		  apt-get install -y -qq libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 fonts-dejavu-core; }
+	$(PY) -m pip install --quiet -e ".[console,dev]"
 	touch $(STAMP)
 
 run: setup

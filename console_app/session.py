@@ -1,0 +1,41 @@
+"""What every window and page of the console is handed: the hub and the ways out.
+
+A page never builds its own connection or thread. It gets a :class:`HubSession`,
+calls the hub through ``session.tasks.run(lambda: session.conn.get(...), ...)``
+and asks for other screens through ``session.nav``, which the main window
+answers. So pages stay independent of each other and testable alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from console_app.client.connection import HubConnection
+from console_app.tasks import TaskManager
+
+
+class Navigator(QObject):
+    """Requests to open another screen; the main window connects each one."""
+
+    sig_run_job = Signal(str, dict)          # name, params: the run dialog
+    sig_open_editor = Signal(str)            # name ('' for a new job)
+    sig_open_debugger = Signal(str, dict)    # name, params: a debug session
+    sig_replay_run = Signal(str)             # run id: debug a recorded run
+    sig_open_history = Signal(dict)          # filters: {"job": ..., "schedule": ...}
+    sig_open_schedules = Signal(str)         # job name ('' for all)
+    sig_jobs_changed = Signal()              # a save, upload, delete or restore happened
+
+
+@dataclass
+class HubSession:
+    conn: HubConnection
+    tasks: TaskManager
+    nav: Navigator = field(default_factory=Navigator)
+    # /api/webjobs/health plus /api/auth/me, as read when connecting.
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return self.conn.url

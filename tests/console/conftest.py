@@ -1,0 +1,68 @@
+"""Console tests: Qt offscreen, against a real hub process with the shipped jobs.
+
+``console_hub`` is one shared hub for the console suite, with an owner (name
+``owner``, password ``owner-pass``) and a user, and a few extra jobs that the
+screens need (a slow one to stop, a failing one, a scheduled one)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from console_app.client.connection import HubConnection
+from console_app.tasks import TaskManager
+from tests.hub.conftest import EXTRA_JOBS, HubProcess, assert_clean_log, launch_hub
+
+OWNER_PASSWORD = "owner-pass"
+
+CONSOLE_JOBS = {
+    **EXTRA_JOBS,
+    "report": "/*\nName: Weekly report\nDescription: Counts and lists\n*/\n"
+              "console.log('counting')\nconsole.warn('half way')\n"
+              "return { count: 3, items: ['a', 'b', 'c'], nested: { ok: true } }",
+    "broken_later": "/*\nName: Breaks on purpose\n*/\nthrow new Error('it broke')",
+}
+
+
+@dataclass
+class ConsoleHub:
+    process: HubProcess
+    owner_token: str
+    user_token: str
+
+    @property
+    def url(self) -> str:
+        return self.process.url
+
+    def owner(self) -> HubConnection:
+        return HubConnection(self.url, self.owner_token)
+
+
+@pytest.fixture(scope="session")
+def console_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleHub]:
+    process = launch_hub(tmp_path_factory.mktemp("console-hub"), jobs=CONSOLE_JOBS)
+    owner = process.add_user("owner", "OWNER", password=OWNER_PASSWORD)
+    user = process.add_user("someone", "USER")
+    yield ConsoleHub(process, owner, user)
+    process.stop()
+    assert_clean_log(process)
+
+
+@pytest.fixture
+def connection(console_hub: ConsoleHub) -> Iterator[HubConnection]:
+    conn = console_hub.owner()
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def tasks(qtbot: object) -> Iterator[TaskManager]:
+    manager = TaskManager()
+    yield manager
+    manager.shutdown()
