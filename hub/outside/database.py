@@ -44,14 +44,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
+from hub.dburl import SETTING, DatabaseUrl, parse_database_url, utf8_parameters
 from hub.outside.values import params_from_json, to_json
 from shared.errors import BadRequest, JobFailed
 
 __all__ = ["CANCELLED", "Database", "DatabaseUrl", "parse_database_url", "utf8_parameters"]
 
-SETTING = "WEBJOB_DATABASE_URL"
 CANCELLED = "the statement was cancelled: the run's time ran out"
 SQLITE_TEMP_TABLE = (
     "CREATE TEMP TABLE IF NOT EXISTS webhub_session (name TEXT PRIMARY KEY, value TEXT)"
@@ -63,36 +63,6 @@ CANCEL_EVERY_S = 0.1
 CANCEL_TRIES = 100
 
 Result = list[dict[str, Any]] | dict[str, Any]
-
-
-@dataclass(frozen=True)
-class DatabaseUrl:
-    """A parsed database URL: ``kind`` says the driver, ``target`` what it opens."""
-
-    kind: Literal["sqlite", "odbc"]
-    target: str  # the SQLite file path, or the ODBC connection string
-
-    def __str__(self) -> str:  # never shows an ODBC connection string (passwords)
-        return f"sqlite:///{self.target}" if self.kind == "sqlite" else "odbc:<connection string>"
-
-
-def parse_database_url(url: str, setting: str = SETTING) -> DatabaseUrl:
-    """``sqlite:///path`` or ``odbc:<connection string>``; anything else is a BadRequest."""
-    text = url.strip()
-    if text.startswith("sqlite:///"):
-        path = text[len("sqlite:///"):]
-        if not path or path == ":memory:":
-            raise BadRequest(f"{setting}: a sqlite URL needs a file path, e.g. sqlite:///webjobs.db")
-        return DatabaseUrl("sqlite", path)
-    if text.lower().startswith("odbc:"):
-        conn_str = text[len("odbc:"):].strip()
-        if not conn_str:
-            raise BadRequest(f"{setting}: an odbc URL needs a connection string after 'odbc:'")
-        return DatabaseUrl("odbc", conn_str)
-    raise BadRequest(
-        f"{setting} must be sqlite:///<path> or odbc:<ODBC connection string>, "
-        f"not {text.split(':', 1)[0]!r}"
-    )
 
 
 @dataclass
@@ -187,14 +157,6 @@ class _OdbcDriver(_Driver):
     def broken(self, exc: Exception) -> bool:
         state = str(exc.args[0]) if len(exc.args) > 1 else ""
         return state.startswith(("08", "HYT")) or isinstance(exc, self.pyodbc.InterfaceError)
-
-
-def utf8_parameters(pyodbc: Any, conn: Any) -> None:
-    """MariaDB's ODBC driver garbles text parameters of 254 characters and more sent
-    as UTF-16 (pyodbc's default): its connections send UTF-8 instead."""
-    dbms = str(conn.getinfo(pyodbc.SQL_DBMS_NAME)).lower()
-    if "maria" in dbms or "mysql" in dbms:
-        conn.setencoding(encoding="utf-8")
 
 
 def _driver_for(url: DatabaseUrl) -> _Driver:

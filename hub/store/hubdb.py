@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from hub.outside.database import DatabaseUrl, parse_database_url, utf8_parameters
+from hub.dburl import DatabaseUrl, parse_database_url, utf8_parameters
 from hub.store.dialects import DIALECTS, Dialect, dialect_for_dbms
 from shared.errors import BadRequest, Conflict, InternalError, StoreUnavailable
 
