@@ -144,10 +144,14 @@ class Scheduling:
 
     async def run_now(self, schedule: Schedule, params: dict[str, Any] | None) -> str:
         """Run a schedule's job at once (the Scheduler page's *Run now*), outside its
-        cron: not claimed, not counted as an occurrence."""
+        cron: not claimed, not counted as an occurrence. It is the schedule's last run
+        all the same, as the owner who pressed the button expects to see."""
         if params is not None:
             schedule = _with_params(schedule, params)
-        return await self.fire(schedule, Firing(time.time(), 0, "manual"))
+        started = time.time()
+        outcome = await self.fire(schedule, Firing(started, 0, "manual"))
+        await asyncio.to_thread(self.store.record_fire, schedule.id, started, None, outcome)
+        return outcome
 
     async def start(self) -> None:
         await self.scheduler.start()

@@ -95,6 +95,8 @@ def test_run_now_with_other_parameters(client: httpx.Client) -> None:
         runs = eventually(lambda: client.get(f"{API}/schedules/{made['id']}/history")
                           .json()["runs"])
         assert runs[0]["params"] == {"b": 2}
+        listed = {s["id"]: s for s in client.get(f"{API}/schedules").json()["schedules"]}
+        assert listed[made["id"]]["lastRun"]["outcome"] == "success"  # Run now counts
         assert client.post(f"{API}/schedules/{made['id']}/run").json()["success"] is True
     finally:
         client.delete(f"{API}/schedules/{made['id']}")

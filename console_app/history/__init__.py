@@ -1,0 +1,1 @@
+"""Widgets and helpers of the History, Scheduler and Metrics pages."""

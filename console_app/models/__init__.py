@@ -1,0 +1,1 @@
+"""Qt adapter models: thin QAbstractItemModel subclasses over plain-Python state."""

@@ -1,0 +1,239 @@
+"""The History page: every recorded run, per job, per schedule or all.
+
+Filters are the hub's own (``GET /history``): text search, status, trigger (source),
+a time range, job and schedule, with paging. Picking a run fetches it in full and
+the :class:`~console_app.history.run_view.RunView` replays its console. Answers to
+an older query are dropped by sequence number, so fast typing never shows stale rows."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QItemSelection, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from console_app.client.history import (
+    OUTCOMES,
+    SOURCES,
+    HistoryFilters,
+    RunDetail,
+    RunPage,
+    get_run,
+    list_runs,
+)
+from console_app.history.banner import MessageBar
+from console_app.history.run_view import RunView
+from console_app.models.history import HistoryState, RunTableModel
+from console_app.session import HubSession
+
+__all__ = ["TIME_RANGES", "HistoryPage"]
+
+SEARCH_DELAY_MS = 350
+TIME_RANGES: tuple[tuple[str, int | None], ...] = (
+    ("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86400),
+    ("Last 7 days", 7 * 86400), ("Last 30 days", 30 * 86400))
+TRIGGER_WORDS = {"http": "HTTP call", "editor": "Editor", "adhoc": "Ad hoc",
+                 "schedule": "Schedule", "debug": "Debugger"}
+
+
+def _combo(first: str, items: list[tuple[str, Any]]) -> QComboBox:
+    box = QComboBox()
+    box.addItem(first, None)
+    for text, value in items:
+        box.addItem(text, value)
+    return box
+
+
+class HistoryPage(QWidget):
+    sig_loaded = Signal()           # a page of runs is in the table
+    sig_run_shown = Signal(str)     # a run's detail is in the run view
+
+    def __init__(self, session: HubSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.state = HistoryState()
+        self.model = RunTableModel(self)
+        self._query_seq = 0
+        self._detail_seq = 0
+        self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._apply_widgets)
+        self._build()
+        self.run_view.sig_run_again.connect(session.nav.sig_run_job.emit)
+        self.run_view.sig_debug.connect(session.nav.sig_replay_run.emit)
+
+    # -- building ----------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.message = MessageBar()
+        self.scope_label = QLabel()
+        self.clear_scope_button = QPushButton("Show all runs")
+        self.clear_scope_button.clicked.connect(lambda: self.set_filters({}))
+        self.search_edit = QLineEdit(placeholderText="Search job, parameters, console, "
+                                                     "result, error, caller…")
+        self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.textChanged.connect(lambda _t: self._search_timer.start())
+        self.search_edit.returnPressed.connect(self._apply_widgets)
+        self.status_box = _combo("Any status", [(o.title(), o) for o in OUTCOMES])
+        self.trigger_box = _combo("Any trigger", [(TRIGGER_WORDS[s], s) for s in SOURCES])
+        self.time_box = QComboBox()
+        for text, span in TIME_RANGES:
+            self.time_box.addItem(text, span)
+        for box in (self.status_box, self.trigger_box, self.time_box):
+            box.currentIndexChanged.connect(lambda _i: self._apply_widgets())
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.clicked.connect(self.refresh)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.prev_button = QPushButton("‹ Newer")
+        self.prev_button.clicked.connect(lambda: self._go(self.state.previous_filters()))
+        self.next_button = QPushButton("Older ›")
+        self.next_button.clicked.connect(lambda: self._go(self.state.next_filters()))
+        self.range_label = QLabel()
+        self.run_view = RunView()
+        self._lay_out()
+
+    def _lay_out(self) -> None:
+        scope = QHBoxLayout()
+        scope.addWidget(self.scope_label, 1)
+        scope.addWidget(self.clear_scope_button)
+        filters = QHBoxLayout()
+        filters.addWidget(self.search_edit, 3)
+        for widget in (self.status_box, self.trigger_box, self.time_box, self.refresh_button):
+            filters.addWidget(widget)
+        paging = QHBoxLayout()
+        paging.addWidget(self.prev_button)
+        paging.addWidget(self.range_label, 1)
+        paging.addWidget(self.next_button)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.table, 1)
+        left_layout.addLayout(paging)
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(self.run_view)
+        split.setSizes([520, 480])
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.message)
+        layout.addLayout(scope)
+        layout.addLayout(filters)
+        layout.addWidget(split, 1)
+        self._show_scope()
+
+    # -- filters -----------------------------------------------------------------------
+
+    def set_filters(self, filters: dict[str, Any]) -> None:
+        """Show the runs of ``{"job": name}``, ``{"schedule": id}``, both or (``{}``) all;
+        the other filters go back to their defaults."""
+        job, schedule = filters.get("job") or None, filters.get("schedule")
+        for box in (self.status_box, self.trigger_box, self.time_box, self.search_edit):
+            box.blockSignals(True)
+        self.status_box.setCurrentIndex(0)
+        self.trigger_box.setCurrentIndex(0)
+        self.time_box.setCurrentIndex(0)
+        self.search_edit.clear()
+        for box in (self.status_box, self.trigger_box, self.time_box, self.search_edit):
+            box.blockSignals(False)
+        self._search_timer.stop()
+        self.state.filters = HistoryFilters(
+            job=job, schedule=None if schedule in (None, "") else str(schedule))
+        self._show_scope()
+        self._go(self.state.filters)
+
+    def _apply_widgets(self) -> None:
+        self._search_timer.stop()
+        span = self.time_box.currentData()
+        self._go(self.state.refine(
+            search=self.search_edit.text().strip() or None,
+            status=self.status_box.currentData(), source=self.trigger_box.currentData(),
+            since=None if span is None else time.time() - span))
+
+    def _show_scope(self) -> None:
+        f = self.state.filters
+        parts = ([f"job <b>{f.job}</b>"] if f.job else []) + (
+            [f"schedule <b>{f.schedule}</b>"] if f.schedule else [])
+        self.scope_label.setText("Runs of " + " and ".join(parts) if parts else "All runs")
+        self.clear_scope_button.setVisible(bool(parts))
+
+    # -- loading -----------------------------------------------------------------------
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if self._query_seq == 0:  # first shown without set_filters: all runs
+            self.refresh()
+
+    def refresh(self) -> None:
+        self._go(self.state.filters)
+
+    def _go(self, filters: HistoryFilters | None) -> None:
+        if filters is None:
+            return
+        self.state.filters = filters
+        self._query_seq += 1
+        seq, conn = self._query_seq, self.session.conn
+        self.session.tasks.run(lambda: list_runs(conn, filters),
+                               lambda page: self._loaded(seq, page),
+                               lambda exc: self._failed(seq, exc))
+
+    def _loaded(self, seq: int, page: RunPage) -> None:
+        if seq != self._query_seq:
+            return
+        self.message.clear_message()
+        self.state.page = page
+        self.model.set_runs(page.runs)
+        self.table.resizeColumnsToContents()
+        self.range_label.setText(self.state.range_text())
+        self.prev_button.setEnabled(self.state.previous_filters() is not None)
+        self.next_button.setEnabled(self.state.next_filters() is not None)
+        self.sig_loaded.emit()
+
+    def _failed(self, seq: int, exc: Exception) -> None:
+        if seq == self._query_seq:
+            self.message.show_error(exc, "Loading history")
+
+    # -- one run -----------------------------------------------------------------------
+
+    def _selection_changed(self, selected: QItemSelection, _old: QItemSelection) -> None:
+        rows = selected.indexes()
+        if rows:
+            self.open_row(rows[0].row())
+
+    def open_row(self, row: int) -> None:
+        """Fetch the run on ``row`` in full and show it (its console replays)."""
+        run = self.model.run_at(row)
+        if run is None:
+            return
+        self._detail_seq += 1
+        seq, conn, run_id = self._detail_seq, self.session.conn, run.run_id
+        self.session.tasks.run(lambda: get_run(conn, run_id),
+                               lambda detail: self._shown(seq, detail),
+                               lambda exc: self._detail_failed(seq, exc))
+
+    def _shown(self, seq: int, detail: RunDetail) -> None:
+        if seq == self._detail_seq:
+            self.run_view.show_run(detail)
+            self.sig_run_shown.emit(detail.summary.run_id)
+
+    def _detail_failed(self, seq: int, exc: Exception) -> None:
+        if seq == self._detail_seq:
+            self.message.show_error(exc, "Opening the run")

@@ -1,0 +1,151 @@
+"""The Metrics page: cards for the hub's totals and workers, and two hourly charts.
+
+Figures come from ``/metrics`` and ``/health``; failures and p95 runtime per hour
+come from the last 24 hours of ``/history`` (see
+:mod:`console_app.history.metrics_data`). The charts are painted by
+:mod:`console_app.history.chart` (why not QtCharts: see there)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from console_app.client.connection import HubConnection
+from console_app.client.history import Health, MetricsSnapshot, get_health, get_metrics, runs_since
+from console_app.history.banner import MessageBar
+from console_app.history.chart import HourlyChart
+from console_app.history.metrics_data import HOURS, Card, HourlySeries, cards, hourly_series
+from console_app.session import HubSession
+
+__all__ = ["MetricsPage"]
+
+REFRESH_MS = 30_000
+
+
+@dataclass(frozen=True)
+class Figures:
+    snapshot: MetricsSnapshot
+    health: Health | None
+    series: HourlySeries
+
+
+def fetch_figures(conn: HubConnection, now: float | None = None) -> Figures:
+    """Everything the page shows, in one background call."""
+    moment = time.time() if now is None else now
+    snapshot = get_metrics(conn)
+    health = get_health(conn)
+    first_hour = (int(moment // 3600) - HOURS + 1) * 3600
+    runs, partial = runs_since(conn, first_hour, now=moment)
+    return Figures(snapshot, health,
+                   hourly_series(runs, moment, snapshot.runs_per_hour, partial))
+
+
+class CardWidget(QFrame):
+    def __init__(self, card: Card, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.title_label = QLabel(card.title)
+        self.value_label = QLabel(card.value)
+        font = QFont(self.value_label.font())
+        font.setPointSizeF(font.pointSizeF() * 1.8)
+        font.setBold(True)
+        self.value_label.setFont(font)
+        self.detail_label = QLabel(card.detail)
+        layout = QVBoxLayout(self)
+        for label in (self.title_label, self.value_label, self.detail_label):
+            layout.addWidget(label)
+
+    def set_card(self, card: Card) -> None:
+        self.title_label.setText(card.title)
+        self.value_label.setText(card.value)
+        self.detail_label.setText(card.detail)
+
+
+class MetricsPage(QWidget):
+    sig_loaded = Signal()
+
+    def __init__(self, session: HubSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.figures: Figures | None = None
+        self.cards: dict[str, CardWidget] = {}
+        self._seq = 0
+        self._timer = QTimer(self, interval=REFRESH_MS)
+        self._timer.timeout.connect(self.refresh)
+        self.message = MessageBar()
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.clicked.connect(self.refresh)
+        self.stores_label = QLabel()
+        self.note_label = QLabel()
+        self.runs_chart = HourlyChart("bars", "Runs per hour, last 24 h (failed in red)")
+        self.p95_chart = HourlyChart("line", "p95 runtime per hour, last 24 h")
+        self._card_grid = QGridLayout()
+        self._lay_out()
+
+    def _lay_out(self) -> None:
+        top = QHBoxLayout()
+        top.addWidget(self.stores_label, 1)
+        top.addWidget(self.refresh_button)
+        charts = QHBoxLayout()
+        charts.addWidget(self.runs_chart)
+        charts.addWidget(self.p95_chart)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.message)
+        layout.addLayout(top)
+        layout.addLayout(self._card_grid)
+        layout.addLayout(charts, 1)
+        layout.addWidget(self.note_label)
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self._timer.start()
+        self.refresh()
+
+    def hideEvent(self, event: Any) -> None:
+        super().hideEvent(event)
+        self._timer.stop()
+
+    def refresh(self) -> None:
+        self._seq += 1
+        seq, conn = self._seq, self.session.conn
+        self.session.tasks.run(lambda: fetch_figures(conn), lambda f: self._loaded(seq, f),
+                               lambda exc: self._failed(seq, exc))
+
+    def _failed(self, seq: int, exc: Exception) -> None:
+        if seq == self._seq:
+            self.message.show_error(exc, "Loading metrics")
+
+    def _loaded(self, seq: int, figures: Figures) -> None:
+        if seq != self._seq:
+            return
+        self.message.clear_message()
+        self.figures = figures
+        for number, card in enumerate(cards(figures.snapshot, figures.health)):
+            widget = self.cards.get(card.key)
+            if widget is None:
+                widget = self.cards[card.key] = CardWidget(card)
+                self._card_grid.addWidget(widget, number // 3, number % 3)
+            widget.set_card(card)
+        stores = figures.snapshot.stores
+        history = stores.get("history") or {}
+        self.stores_label.setText(f"Node {figures.snapshot.node} · jobs in "
+                                  f"{stores.get('jobs', '?')} · history in "
+                                  f"{history.get('kind', '?')}")
+        self.runs_chart.set_series(figures.series)
+        self.p95_chart.set_series(figures.series)
+        self.note_label.setText("Failures and p95 per hour are from the newest 5000 runs "
+                                "only." if figures.series.partial else "")
+        self.sig_loaded.emit()

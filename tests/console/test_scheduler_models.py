@@ -1,0 +1,97 @@
+"""The Scheduler's table model and cron-check state, without views."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from pytestqt.modeltest import ModelTester
+
+from console_app.client.history import RunSummary
+from console_app.client.schedules import (
+    CronPreview,
+    ScheduleDraft,
+    ScheduleInfo,
+    merge_last_runs,
+)
+from console_app.models.schedules import LAST, NEXT, ON, WHEN, CronCheck, Roles, ScheduleTableModel
+
+NOW = 1_800_000_000.0
+WIRE = {"id": 3, "name": "nightly", "jobName": "report", "cron": "30 2 * * 1-5",
+        "cronText": "At 02:30, Monday through Friday (UTC)", "timezone": "UTC",
+        "params": '{"days":7}', "enabled": True, "catchUp": "skip", "overlap": "skip",
+        "maxRetries": 2, "lastRun": {"when": NOW - 7200, "outcome": "failed"},
+        "nextRun": NOW + 300, "running": False}
+
+
+def info(**changes: object) -> ScheduleInfo:
+    return ScheduleInfo.from_json({**WIRE, **changes})
+
+
+def test_schedule_from_wire_and_draft_to_wire() -> None:
+    item = info()
+    assert item.params_dict() == {"days": 7} and item.last_outcome == "failed"
+    assert info(params="not json").params_dict() == {}
+    body = ScheduleDraft("n", "report", "* * * * *").as_json()
+    assert body["enabled"] is False and "timezone" not in body and body["params"] == {}
+    assert ScheduleDraft("n", "j", "@daily", timezone="Europe/Paris").as_json()[
+        "timezone"] == "Europe/Paris"
+
+
+def test_table_model_shows_words_switch_and_times(qtmodeltester: ModelTester) -> None:
+    model = ScheduleTableModel(clock=lambda: NOW)
+    model.set_schedules([info(), info(id=4, name="off one", enabled=False, lastRun=None,
+                                      nextRun=None)])
+    qtmodeltester.check(model)
+    first = model.row_of(3)
+    assert model.data(model.index(first, ON), Qt.ItemDataRole.CheckStateRole) == \
+        Qt.CheckState.Checked
+    assert model.data(model.index(first, WHEN)) == "At 02:30, Monday through Friday (UTC)"
+    assert model.data(model.index(first, LAST)) == "failed · 2 h ago"
+    assert model.data(model.index(first, LAST), Roles.BADGE_COLOUR) == "#c62828"
+    assert "in 5 min" in model.data(model.index(first, NEXT))
+    other = model.row_of(4)
+    assert model.data(model.index(other, NEXT)) == "off"
+    assert model.data(model.index(other, LAST)) == "never"
+    assert model.flags(model.index(other, ON)) & Qt.ItemFlag.ItemIsUserCheckable
+
+
+def test_ticking_asks_the_hub_and_waits_for_its_answer() -> None:
+    asked: list[tuple[int, bool]] = []
+    model = ScheduleTableModel(on_toggle=lambda sid, on: asked.append((sid, on)),
+                               clock=lambda: NOW)
+    model.set_schedules([info(enabled=False)])
+    index = model.index(0, ON)
+    assert model.setData(index, Qt.CheckState.Checked, Qt.ItemDataRole.CheckStateRole) is False
+    assert asked == [(3, True)]
+    assert model.data(index, Roles.ENABLED) is False  # unchanged until the hub answers
+    changed: list[int] = []
+    model.dataChanged.connect(lambda top, _b, _r: changed.append(top.row()))
+    model.replace(info(enabled=True))
+    assert model.data(index, Roles.ENABLED) is True and changed == [0]
+
+
+def test_cron_check_drops_stale_answers() -> None:
+    check = CronCheck()
+    old = check.ask()
+    new = check.ask()
+    preview = CronPreview("Every minute (UTC)", "UTC", ("2026-01-01T00:00:00Z",))
+    assert not check.answered(old, preview) and not check.valid
+    assert check.refused(new, "HUB-001: bad") and check.error == "HUB-001: bad"
+    latest = check.ask()
+    assert check.answered(latest, preview) and check.valid and check.error is None
+
+
+def schedule_run(schedule_id: str, started: float, outcome: str) -> RunSummary:
+    return RunSummary(run_id=f"r{started}", job_name="report", outcome=outcome,
+                      source="schedule", caller_kind="schedule", caller_name="scheduler",
+                      started=started, node="n", schedule_id=schedule_id)
+
+
+def test_last_run_comes_from_history_when_newer() -> None:
+    items = [info(), info(id=4, lastRun=None), info(id=5)]
+    runs = [schedule_run("3", NOW - 60, "success"), schedule_run("3", NOW - 30, "missed"),
+            schedule_run("4", NOW - 10, "failed"), schedule_run("4", NOW - 20, "success"),
+            schedule_run("5", NOW - 99999, "success")]
+    merged = {s.schedule_id: s for s in merge_last_runs(items, runs)}
+    assert (merged[3].last_run, merged[3].last_outcome) == (NOW - 60, "success")
+    assert (merged[4].last_run, merged[4].last_outcome) == (NOW - 10, "failed")
+    assert (merged[5].last_run, merged[5].last_outcome) == (NOW - 7200, "failed")  # hub's
