@@ -5,7 +5,6 @@ JSON into frozen dataclasses, so pages and models never index raw dicts."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -14,7 +13,7 @@ from console_app.client.connection import API, HubConnection
 __all__ = [
     "OUTCOMES", "SOURCES", "Health", "HistoryFilters", "LogEntry", "MetricsSnapshot",
     "RunDetail", "RunPage", "RunSummary", "get_health", "get_metrics", "get_run",
-    "list_runs", "runs_since",
+    "list_runs",
 ]
 
 # As the hub's hub/history/record.py names them (the console may not import the hub).
@@ -150,7 +149,9 @@ class MetricsSnapshot:
     p95_ms: int | None
     max_ms: int | None
     failures_today: int
-    runs_per_hour: tuple[int, ...]          # 24 counts, oldest hour first
+    runs_per_hour: tuple[int, ...]          # the last 24 hours, oldest first
+    failures_per_hour: tuple[int, ...]
+    p95_per_hour: tuple[int | None, ...]    # None: no timed run that hour
     workers_running: int
     workers_queued: int
     workers_max: int
@@ -166,6 +167,9 @@ class MetricsSnapshot:
             p50_ms=runtime.get("p50"), p95_ms=runtime.get("p95"), max_ms=runtime.get("max"),
             failures_today=int(data.get("failuresToday") or 0),
             runs_per_hour=tuple(int(x) for x in data.get("runsPerHour") or ()),
+            failures_per_hour=tuple(int(x) for x in data.get("failuresPerHour") or ()),
+            p95_per_hour=tuple(None if x is None else int(x)
+                               for x in data.get("p95PerHour") or ()),
             workers_running=int(data.get("workersRunning") or 0),
             workers_queued=int(data.get("workersQueued") or 0),
             workers_max=int(data.get("workersMax") or 0), node=str(data.get("node", "")),
@@ -210,19 +214,3 @@ def get_metrics(conn: HubConnection) -> MetricsSnapshot:
 
 def get_health(conn: HubConnection) -> Health:
     return Health.from_json(conn.get(f"{API}/health"))
-
-
-def runs_since(conn: HubConnection, since: float, max_pages: int = 10,
-               now: float | None = None) -> tuple[list[RunSummary], bool]:
-    """Every run started since ``since`` (newest first), at most ``max_pages`` full
-    pages; ``True`` with them when the cap cut the list short. The hub's metrics give
-    runs per hour only, so failures and p95 per hour are worked out from these."""
-    until = time.time() if now is None else now
-    found: list[RunSummary] = []
-    base = HistoryFilters(since=since, until=until + 1, limit=MAX_PAGE)
-    for number in range(max_pages):
-        page = list_runs(conn, base.page(number * MAX_PAGE))
-        found.extend(page.runs)
-        if not page.has_more:
-            return found, False
-    return found, True

@@ -1,23 +1,20 @@
 """What the Metrics page shows, worked out without Qt.
 
-``/metrics`` gives totals and runs per hour but not failures or p95 runtime per
-hour, so those come from the last 24 hours of ``/history`` rows, bucketed by UTC
-hour exactly as the hub buckets ``runsPerHour`` (index 23 is the current hour). The
-hub's own count stays the one shown for runs per hour: history pages are capped."""
+``/metrics`` gives runs, failures and p95 runtime for each of the last 24 hours
+(index 23 is the current hour) from the history store's hourly rollups, so the
+charts cost one call however many runs there were."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from typing import Any
 
-from console_app.client.history import Health, MetricsSnapshot, RunSummary
+from console_app.client.history import Health, MetricsSnapshot
 from console_app.history.fmt import duration
 
-__all__ = ["FAILED", "HOURS", "Card", "HourlySeries", "cards", "hourly_series", "percentile"]
+__all__ = ["HOURS", "Card", "HourlySeries", "cards", "hourly_series"]
 
 HOURS = 24
-FAILED = ("failed", "interrupted")       # as the hub counts failures
-UNCOUNTED = ("running", "missed")        # neither a success nor a failure
 
 
 @dataclass(frozen=True)
@@ -34,37 +31,17 @@ class HourlySeries:
     runs: tuple[int, ...]
     failures: tuple[int, ...]
     p95_ms: tuple[int | None, ...]
-    partial: bool = False                # history paging cut the rows short
 
 
-def percentile(values: list[int], share: float) -> int | None:
-    """Nearest-rank percentile; ``None`` for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, math.ceil(share * len(ordered)))
-    return ordered[rank - 1]
+def hourly_series(snapshot: MetricsSnapshot, now: float) -> HourlySeries:
+    """The charts' 24 hours, oldest first, ending with the hour ``now`` is in;
+    an hour the hub did not report counts as empty."""
+    def padded(values: tuple[Any, ...], empty: Any) -> tuple[Any, ...]:
+        return (tuple(values) + (empty,) * HOURS)[:HOURS] if len(values) != HOURS else values
 
-
-def hourly_series(runs: list[RunSummary], now: float, runs_per_hour: tuple[int, ...] = (),
-                  partial: bool = False) -> HourlySeries:
-    """24 hourly buckets, oldest first, ending with the hour ``now`` is in."""
-    current = int(now // 3600)
-    first = current - HOURS + 1
-    counted = [0] * HOURS
-    failures = [0] * HOURS
-    runtimes: list[list[int]] = [[] for _ in range(HOURS)]
-    for run in runs:
-        slot = int(run.started // 3600) - first
-        if not 0 <= slot < HOURS or run.outcome in UNCOUNTED:
-            continue
-        counted[slot] += 1
-        failures[slot] += run.outcome in FAILED
-        if run.runtime_ms is not None:
-            runtimes[slot].append(run.runtime_ms)
-    shown = tuple(runs_per_hour) if len(runs_per_hour) == HOURS else tuple(counted)
-    return HourlySeries(first, shown, tuple(failures),
-                        tuple(percentile(r, 0.95) for r in runtimes), partial)
+    return HourlySeries(int(now // 3600) - HOURS + 1, padded(snapshot.runs_per_hour, 0),
+                        padded(snapshot.failures_per_hour, 0),
+                        padded(snapshot.p95_per_hour, None))
 
 
 def _rate(snapshot: MetricsSnapshot) -> str:

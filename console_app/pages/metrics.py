@@ -1,8 +1,7 @@
 """The Metrics page: cards for the hub's totals and workers, and two hourly charts.
 
-Figures come from ``/metrics`` and ``/health``; failures and p95 runtime per hour
-come from the last 24 hours of ``/history`` (see
-:mod:`console_app.history.metrics_data`). The charts are painted by
+Figures come from ``/metrics`` (totals and the last 24 hours) and ``/health``
+(workers). The charts are painted by
 :mod:`console_app.history.chart` (why not QtCharts: see there)."""
 
 from __future__ import annotations
@@ -24,10 +23,10 @@ from PySide6.QtWidgets import (
 )
 
 from console_app.client.connection import HubConnection
-from console_app.client.history import Health, MetricsSnapshot, get_health, get_metrics, runs_since
+from console_app.client.history import Health, MetricsSnapshot, get_health, get_metrics
 from console_app.history.banner import MessageBar
 from console_app.history.chart import HourlyChart
-from console_app.history.metrics_data import HOURS, Card, HourlySeries, cards, hourly_series
+from console_app.history.metrics_data import Card, HourlySeries, cards, hourly_series
 from console_app.session import HubSession
 
 __all__ = ["MetricsPage"]
@@ -46,11 +45,7 @@ def fetch_figures(conn: HubConnection, now: float | None = None) -> Figures:
     """Everything the page shows, in one background call."""
     moment = time.time() if now is None else now
     snapshot = get_metrics(conn)
-    health = get_health(conn)
-    first_hour = (int(moment // 3600) - HOURS + 1) * 3600
-    runs, partial = runs_since(conn, first_hour, now=moment)
-    return Figures(snapshot, health,
-                   hourly_series(runs, moment, snapshot.runs_per_hour, partial))
+    return Figures(snapshot, get_health(conn), hourly_series(snapshot, moment))
 
 
 class CardWidget(QFrame):
@@ -89,7 +84,6 @@ class MetricsPage(QWidget):
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
         self.stores_label = QLabel()
-        self.note_label = QLabel()
         self.runs_chart = HourlyChart("bars", "Runs per hour, last 24 h (failed in red)")
         self.p95_chart = HourlyChart("line", "p95 runtime per hour, last 24 h")
         self._card_grid = QGridLayout()
@@ -107,7 +101,6 @@ class MetricsPage(QWidget):
         layout.addLayout(top)
         layout.addLayout(self._card_grid)
         layout.addLayout(charts, 1)
-        layout.addWidget(self.note_label)
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
@@ -146,6 +139,4 @@ class MetricsPage(QWidget):
                                   f"{history.get('kind', '?')}")
         self.runs_chart.set_series(figures.series)
         self.p95_chart.set_series(figures.series)
-        self.note_label.setText("Failures and p95 per hour are from the newest 5000 runs "
-                                "only." if figures.series.partial else "")
         self.sig_loaded.emit()

@@ -103,6 +103,7 @@ async def metrics(request: Request) -> dict[str, Any]:
         "runtime": {"p50": figures.runtime_p50_ms, "p95": figures.runtime_p95_ms,
                     "max": figures.runtime_max_ms},
         "failuresToday": figures.failures_today, "runsPerHour": figures.runs_per_hour,
+        "failuresPerHour": figures.failures_per_hour, "p95PerHour": figures.p95_per_hour_ms,
         "workersRunning": engine["workersRunning"], "workersQueued": engine["workersQueued"],
         "workersMax": engine["workersMax"], "node": hub.settings.node,
         "stores": {"jobs": hub.catalog.store.kind, "history": hub.history.describe()},

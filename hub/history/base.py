@@ -69,7 +69,10 @@ class Metrics:
     runtime_p95_ms: int | None
     runtime_max_ms: int | None
     failures_today: int
-    runs_per_hour: list[int] = field(default_factory=list)  # 24 counts, oldest hour first
+    # The last 24 hours, oldest first, the current hour last.
+    runs_per_hour: list[int] = field(default_factory=list)
+    failures_per_hour: list[int] = field(default_factory=list)
+    p95_per_hour_ms: list[int | None] = field(default_factory=list)  # None: no timed runs
 
 
 class HistoryStore(Protocol):

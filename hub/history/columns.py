@@ -32,10 +32,12 @@ __all__ = [
     "COLUMNS",
     "FAILED",
     "RECORD_COLUMNS",
+    "HourlyFigures",
     "Tallies",
     "Tally",
     "bucket_of",
     "flatten",
+    "hourly_figures",
     "percentile",
     "search_pattern",
     "unflatten",
@@ -205,3 +207,26 @@ def percentile(buckets: Sequence[int], fraction: float, top: int | None = None) 
         estimate = low + (high - low) * (rank - seen) / count
         return round(min(estimate, top) if top is not None else estimate)
     return top
+
+
+@dataclass
+class HourlyFigures:
+    """The hour cells of the last 24 hours (oldest first) and today's failures."""
+
+    runs: list[int]
+    failures: list[int]
+    p95_ms: list[int | None]
+    failures_today: int
+
+
+def hourly_figures(hours: dict[int, Tally], now: float) -> HourlyFigures:
+    """Figures from hour tallies keyed by hour number (seconds since the epoch // 3600)."""
+    hour_now = int(now // 3600)
+    day_start = int(now // 86400) * 24
+    cells = [hours.get(hour_now - 23 + i) for i in range(24)]
+    return HourlyFigures(
+        runs=[c.runs if c else 0 for c in cells],
+        failures=[c.failures if c else 0 for c in cells],
+        p95_ms=[percentile(c.buckets, 0.95, c.rt_max) if c else None for c in cells],
+        failures_today=sum(t.failures for h, t in hours.items() if day_start <= h <= hour_now))
+

@@ -33,7 +33,14 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from hub.history.base import MAX_PAGE, HistoryQuery, JobStats, Metrics
-from hub.history.columns import RECORD_COLUMNS, Tally, flatten, percentile, unflatten
+from hub.history.columns import (
+    RECORD_COLUMNS,
+    Tally,
+    flatten,
+    hourly_figures,
+    percentile,
+    unflatten,
+)
 from hub.history.record import RunRecord
 from shared.errors import BadRequest, InternalError, StoreUnavailable
 
@@ -220,22 +227,16 @@ class MongoHistoryStore:
         with self._guard():
             hours = self._tallies({}, "$started_hour")
         total = Tally()
-        hour_now = int(now // 3600)
-        day_start = int(now // 86400) * 24
-        per_hour = [0] * 24
-        failures_today = 0
-        for hour, tally in hours.items():
+        for tally in hours.values():
             total.merge(tally)
-            if 0 <= hour_now - int(hour) < 24:
-                per_hour[23 - (hour_now - int(hour))] += tally.runs
-            if day_start <= int(hour) <= hour_now:
-                failures_today += tally.failures
+        figures = hourly_figures({int(h): t for h, t in hours.items()}, now)
         return Metrics(
             total=total.runs, successes=total.runs - total.failures, failures=total.failures,
             runtime_p50_ms=percentile(total.buckets, 0.5, total.rt_max),
             runtime_p95_ms=percentile(total.buckets, 0.95, total.rt_max),
             runtime_max_ms=total.rt_max if total.rt_count else None,
-            failures_today=failures_today, runs_per_hour=per_hour)
+            failures_today=figures.failures_today, runs_per_hour=figures.runs,
+            failures_per_hour=figures.failures, p95_per_hour_ms=figures.p95_ms)
 
     def close(self) -> None:
         if self._client is not None:

@@ -45,6 +45,7 @@ from hub.history.columns import (
     Tallies,
     Tally,
     flatten,
+    hourly_figures,
     percentile,
     search_pattern,
     unflatten,
@@ -367,23 +368,25 @@ class SqlHistoryStore:
         top = sums[0]
         runs, failures, rt_count, _, *buckets = (int(c or 0) for c in sums[1:])
         hour_now = int(now // 3600)
-        day_start = int(now // 86400) * 24
-        per_hour = [0] * 24
-        failures_today = 0
-        for hour, hour_runs, hour_failures in self.db.read(
-                f"SELECT started_hour, runs, failures FROM {HOURS} "
-                "WHERE started_hour >= ? AND started_hour <= ?",
-                (min(hour_now - 23, day_start), hour_now)):
-            if hour_now - int(hour) < 24:
-                per_hour[23 - (hour_now - int(hour))] += int(hour_runs)
-            if int(hour) >= day_start:
-                failures_today += int(hour_failures)
+        first = min(hour_now - 23, int(now // 86400) * 24)  # 24 hours, and all of today
+        hours: dict[int, Tally] = {}
+        for hour, hour_runs, hour_failures, hour_top, *hour_buckets in self.db.read(
+                f"SELECT started_hour, runs, failures, rt_max, {', '.join(BUCKET_COLUMNS)} "
+                f"FROM {HOURS} WHERE started_hour >= ? AND started_hour <= ?",
+                (first, hour_now)):
+            hours[int(hour)] = Tally(
+                runs=int(hour_runs or 0), failures=int(hour_failures or 0),
+                rt_max=None if hour_top is None else int(hour_top),
+                buckets=[int(b or 0) for b in hour_buckets])
+        figures = hourly_figures(hours, now)
         rt_max = None if top is None or not rt_count else int(top)
         return Metrics(
             total=runs, successes=runs - failures, failures=failures,
             runtime_p50_ms=percentile(buckets, 0.5, rt_max),
             runtime_p95_ms=percentile(buckets, 0.95, rt_max),
-            runtime_max_ms=rt_max, failures_today=failures_today, runs_per_hour=per_hour)
+            runtime_max_ms=rt_max, failures_today=figures.failures_today,
+            runs_per_hour=figures.runs, failures_per_hour=figures.failures,
+            p95_per_hour_ms=figures.p95_ms)
 
     def close(self) -> None:
         if self._own_db:

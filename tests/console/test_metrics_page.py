@@ -12,9 +12,9 @@ from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
 from console_app.client.connection import HubConnection
-from console_app.client.history import Health, MetricsSnapshot, RunSummary
+from console_app.client.history import Health, MetricsSnapshot
 from console_app.history.chart import FAILURES, P95, RUNS, HourlyChart, nice_top
-from console_app.history.metrics_data import cards, hourly_series, percentile
+from console_app.history.metrics_data import cards, hourly_series
 from console_app.pages.metrics import MetricsPage
 from console_app.session import HubSession
 from console_app.tasks import TaskManager
@@ -25,38 +25,23 @@ JSON = {"Accept": "application/json"}
 NOW = 1_800_000_000.0 + 1800  # half past an hour
 
 
-def summary(started: float, outcome: str = "success", runtime: int | None = 10) -> RunSummary:
-    return RunSummary(run_id=uuid.uuid4().hex, job_name="j", outcome=outcome, source="http",
-                      caller_kind="user", caller_name="o", started=started, node="n",
-                      runtime_ms=runtime)
-
-
 def snapshot(**changes: object) -> MetricsSnapshot:
     wire = {"total": 10, "successes": 7, "failures": 3, "successRate": 0.7,
             "runtime": {"p50": 40, "p95": 1500, "max": 3000}, "failuresToday": 2,
-            "runsPerHour": [0] * 23 + [4], "workersRunning": 1, "workersQueued": 0,
+            "runsPerHour": [0] * 23 + [4], "failuresPerHour": [0] * 23 + [1],
+            "p95PerHour": [None] * 23 + [900], "workersRunning": 1, "workersQueued": 0,
             "workersMax": 3, "node": "n1", **changes}
     return MetricsSnapshot.from_json(wire)
 
 
-def test_percentile_is_nearest_rank() -> None:
-    assert percentile([], 0.95) is None
-    assert percentile([5], 0.95) == 5
-    assert percentile(list(range(1, 101)), 0.95) == 95
-    assert percentile([10, 20, 30, 1000], 0.5) == 20
-
-
-def test_hourly_series_buckets_like_the_hub() -> None:
-    runs = [summary(NOW - 60, runtime=100), summary(NOW - 120, "failed", runtime=900),
-            summary(NOW - 3600, runtime=50), summary(NOW - 25 * 3600),  # too old
-            summary(NOW - 30, "running", None), summary(NOW - 40, "missed", None)]
-    series = hourly_series(runs, NOW)
+def test_hourly_series_takes_the_hubs_hours() -> None:
+    series = hourly_series(snapshot(), NOW)
     assert series.first_hour == int(NOW // 3600) - 23
-    assert series.runs[-1] == 2 and series.runs[-2] == 1 and sum(series.runs) == 3
-    assert series.failures[-1] == 1 and sum(series.failures) == 1
-    assert series.p95_ms[-1] == 900 and series.p95_ms[-2] == 50 and series.p95_ms[0] is None
-    hub_counts = tuple(range(24))
-    assert hourly_series(runs, NOW, hub_counts).runs == hub_counts  # the hub's count wins
+    assert series.runs[-1] == 4 and series.failures[-1] == 1 and series.p95_ms[-1] == 900
+    assert series.p95_ms[0] is None
+    short = hourly_series(snapshot(runsPerHour=[1, 2], failuresPerHour=[], p95PerHour=[]), NOW)
+    assert len(short.runs) == len(short.failures) == len(short.p95_ms) == 24  # never ragged
+    assert short.runs[:3] == (1, 2, 0) and short.p95_ms[0] is None
 
 
 def test_cards_read_well() -> None:
@@ -82,9 +67,10 @@ def test_chart_paints_offscreen(qtbot: QtBot, kind: str, colour: QColor) -> None
     chart.resize(480, 200)
     empty = chart.grab().toImage()
     assert not empty.isNull() and colour.name() not in colours_in(empty)
-    runs = [summary(NOW - 60 - n * 3600, "failed" if n % 3 == 0 else "success", 100 * n)
-            for n in range(12)]
-    chart.set_series(hourly_series(runs, NOW))
+    hours = range(24)
+    chart.set_series(hourly_series(snapshot(
+        runsPerHour=[n % 5 for n in hours], failuresPerHour=[n % 2 for n in hours],
+        p95PerHour=[None if n % 4 == 0 else 100 * n for n in hours]), NOW))
     image = chart.grab().toImage()
     assert image.width() == 480 and colour.name() in colours_in(image)
     if kind == "bars":
@@ -121,6 +107,7 @@ def test_cards_match_the_hubs_metrics(qtbot: QtBot, page: MetricsPage,
     assert page.cards["workers"].value_label.text().endswith(f"/ {fresh['workersMax']}")
     series = page.figures.series  # type: ignore[union-attr]
     assert list(series.runs) == fresh["runsPerHour"]
+    assert list(series.failures) == fresh["failuresPerHour"]
     assert sum(series.failures) >= 1 and any(v is not None for v in series.p95_ms)
     assert "test-node" in page.stores_label.text()
     assert not page.runs_chart.grab().isNull()

@@ -228,12 +228,21 @@ def test_metrics(store: HistoryStore) -> None:
     assert metrics.total == len(done) == 121
     assert metrics.failures == sum(r.outcome == "failed" for r in done)
     assert metrics.successes == metrics.total - metrics.failures
-    expected_hours = [0] * 24
+    expected_hours, expected_failures = [0] * 24, [0] * 24
+    hour_runtimes: list[list[int]] = [[] for _ in range(24)]
     for r in done:
         ago = int(NOW // HOUR) - int(r.started // HOUR)
         if ago < 24:
             expected_hours[23 - ago] += 1
+            expected_failures[23 - ago] += r.outcome == "failed"
+            hour_runtimes[23 - ago].append(r.runtime_ms or 0)
     assert metrics.runs_per_hour == expected_hours
+    assert metrics.failures_per_hour == expected_failures
+    for got, runtimes_then in zip(metrics.p95_per_hour_ms, hour_runtimes, strict=True):
+        if runtimes_then:
+            assert_in_bucket(got, nearest_rank(runtimes_then, 0.95))
+        else:
+            assert got is None
     day_start = NOW - NOW % 86400
     assert metrics.failures_today == sum(r.outcome == "failed" and r.started >= day_start
                                          for r in done)
@@ -249,7 +258,8 @@ def test_metrics_of_an_empty_store(store: HistoryStore) -> None:
     assert (metrics.total, metrics.failures, metrics.failures_today) == (0, 0, 0)
     assert (metrics.runtime_p50_ms, metrics.runtime_p95_ms, metrics.runtime_max_ms) == (
         None, None, None)
-    assert metrics.runs_per_hour == [0] * 24
+    assert metrics.runs_per_hour == metrics.failures_per_hour == [0] * 24
+    assert metrics.p95_per_hour_ms == [None] * 24
 
 
 def test_mark_interrupted_touches_only_its_node(store: HistoryStore) -> None:

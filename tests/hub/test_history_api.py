@@ -193,11 +193,14 @@ def test_metrics_and_per_job_statistics(client: httpx.Client) -> None:
     for _ in range(3):
         client.get("/api/webjobs/greet", params={"who": "m"})
     client.get("/api/webjobs/boom", params={"n": "1"})
-    eventually(lambda: len(history(client, job="greet")) >= 3)
+    eventually(lambda: len(history(client, job="greet")) >= 3
+               and len(history(client, job="boom")) >= 1)  # recorded off the request path
     metrics = client.get("/api/webjobs/metrics", headers=AUTH).json()
     assert metrics["total"] >= 4 and metrics["failures"] >= 1
     assert 0 < metrics["successRate"] < 1 and metrics["failuresToday"] >= 1
-    assert len(metrics["runsPerHour"]) == 24 and metrics["runsPerHour"][-1] >= 4
+    assert len(metrics["runsPerHour"]) == 24 and metrics["runsPerHour"][-1] >= 4, metrics
+    assert len(metrics["failuresPerHour"]) == len(metrics["p95PerHour"]) == 24
+    assert metrics["p95PerHour"][-1] is not None
     assert metrics["runtime"]["max"] >= metrics["runtime"]["p50"] >= 0
     assert metrics["workersMax"] == 3 and metrics["workersRunning"] >= 0
     assert metrics["stores"]["history"]["kind"] == "local"
