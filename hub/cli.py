@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from shared.errors import NotFound, WebJobsError
 
 if TYPE_CHECKING:
+    from hub.secrets.service import SecretsService
     from hub.store.identity import IdentityStore
 
 
@@ -60,9 +61,70 @@ def _users() -> Iterator[IdentityStore]:
         store.close()
 
 
-def _read_password() -> str:
+@contextlib.contextmanager
+def _secrets() -> Iterator[SecretsService]:
+    """The secrets on the hub database, sealed with this hub's WEBHUB_SECRET."""
+    from hub.api.app import job_store, secrets_service
+    from hub.settings import load_settings
+
+    settings = load_settings()
+    service = secrets_service(settings, job_store(settings))
+    try:
+        yield service
+    finally:
+        service.store.db.close()
+
+
+def _cli_user() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (OSError, KeyError):  # no login name (a bare container)
+        return "cli"
+
+
+def _secret_set(args: argparse.Namespace) -> int:
+    from hub.secrets.service import check_secret_name
+
+    check_secret_name(args.name)  # before asking for a value
+    value = _read_password("Secret value: ")
+    with _secrets() as secrets:
+        done = secrets.set(args.name, value, _cli_user())
+    print(f"{'created' if done['created'] else 'replaced'} {args.name}")
+    return 0
+
+
+def _secret_list(args: argparse.Namespace) -> int:
+    with _secrets() as secrets:
+        for item in secrets.listing():
+            state = item["updatedAt"] or "not set"
+            print(f"{item['name']}\t{state}\t{item['updatedBy'] or '-'}\t"
+                  f"{','.join(item['declaredBy']) or '-'}")
+    return 0
+
+
+def _secret_delete(args: argparse.Namespace) -> int:
+    with _secrets() as secrets:
+        secrets.delete(args.name, _cli_user())
+    return 0
+
+
+def _add_secret_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    secret = sub.add_parser("secret", help="manage the secrets jobs read with secrets.get")
+    secret.set_defaults(log_level="warning")
+    verbs = secret.add_subparsers(dest="verb", required=True)
+    put = verbs.add_parser("set", help="set a secret (its value read from stdin)")
+    put.add_argument("name")
+    put.set_defaults(func=_secret_set)
+    verbs.add_parser("list", help="list secrets: name, updated, by whom, declaring jobs "
+                     "(never values)").set_defaults(func=_secret_list)
+    delete = verbs.add_parser("delete", help="delete a secret")
+    delete.add_argument("name")
+    delete.set_defaults(func=_secret_delete)
+
+
+def _read_password(prompt: str = "New password: ") -> str:
     if sys.stdin.isatty():
-        return getpass.getpass("New password: ")
+        return getpass.getpass(prompt)
     line = sys.stdin.readline()
     return line.removesuffix("\n").removesuffix("\r")
 
@@ -152,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
                        choices=["debug", "info", "warning", "error"])
     serve.set_defaults(func=_serve)
     _add_user_commands(sub)
+    _add_secret_commands(sub)
     return parser
 
 

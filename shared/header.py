@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "ACCESS_LEVELS",
     "DEFAULT_LIMITS",
+    "SECRET_NAME_RE",
     "JobHeader",
     "Limits",
     "ResolvedLimits",
@@ -38,6 +39,8 @@ _TEXT_KEYS = {
     "last updated": "last_updated",
 }
 _LIMIT_KEYS = {"runtime": "runtime", "memory": "memory", "cpu": "cpu"}
+# A secret's name: what ``Secrets:`` declares and the hub's secrets store keys on.
+SECRET_NAME_RE = re.compile(r"\A[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class JobHeader:
     cpu: int | None = None
     access: str = "user"
     mode: str = "job"
+    secrets: tuple[str, ...] = ()   # the names ``secrets.get`` may read
     extra: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -110,6 +114,8 @@ def parse_header(source: str, job_name: str | None = None) -> JobHeader:
             access_given = _read_access(header, raw)
         elif key == "mode":
             _read_mode(header, raw)
+        elif key == "secrets":
+            _read_secrets(header, raw)
         else:
             header.extra[key] = raw
     if not access_given:
@@ -136,6 +142,19 @@ def _read_mode(header: JobHeader, raw: str) -> None:
         header.mode = value
     else:
         header.warnings.append(f"Mode: '{raw}' is not 'page'; treated as a plain job")
+
+
+def _read_secrets(header: JobHeader, raw: str) -> None:
+    """``Secrets: a, b`` (commas or spaces); a name that cannot be a secret's is left out
+    with a warning. Several ``Secrets:`` lines add up."""
+    names = list(header.secrets)
+    for name in (n for n in re.split(r"[,\s]+", raw) if n):
+        if not SECRET_NAME_RE.match(name):
+            header.warnings.append(f"Secrets: '{name[:80]}' is not a secret name (letters, "
+                                   "digits, _ . -, at most 64); left out")
+        elif name not in names:
+            names.append(name)
+    header.secrets = tuple(names)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ the data, or a single failure line.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -104,6 +105,28 @@ def plain_response(result: RunResult, drawer: bytes | None = None) -> Response:
     if drawer is not None:
         body = insert_drawer(body, drawer)
     return Response(body, int(result.meta.get("status", 200)), _job_headers(result))
+
+
+def stream_status(result: RunResult) -> int:
+    """The HTTP status of an NDJSON answer sent whole (not live) to a client that did
+    not ask for NDJSON by name: a job's own 4xx or 5xx, so a client that looks only at
+    the status — a webhook sender sends ``Accept: */*`` and reads nothing else — sees a
+    refusal such as a 401. Any other status stays in the metadata line (a 204 or 304
+    cannot carry the lines, a 3xx without its Location would strand a client), and so
+    does every status for a client that asked for ``application/x-ndjson``: it reads
+    the metadata line, and a 4xx there is an answer, not a failed request."""
+    status = int(result.meta.get("status", 200))
+    return status if 400 <= status <= 599 else 200
+
+
+def masked_answer(result: RunResult) -> RunResult:
+    """``result`` with its secret values masked in the body too: for a debugger's
+    stream, which shows the run to its owner, not the job's answer to its caller."""
+    if not result.redactor or result.error is not None:
+        return result
+    text = result.body.decode("utf-8", errors="surrogateescape")
+    body = result.redactor.text(text).encode("utf-8", errors="surrogateescape")
+    return dataclasses.replace(result, body=body)
 
 
 def meta_line(result: RunResult, data: bytes) -> bytes:

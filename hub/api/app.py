@@ -26,6 +26,7 @@ from hub.api.history_routes import router as history_router
 from hub.api.key_routes import router as keys_router
 from hub.api.routes import router
 from hub.api.schedule_routes import router as schedule_router
+from hub.api.secret_routes import router as secret_router
 from hub.api.store_routes import router as store_router
 from hub.api.streaming import ClientGone
 from hub.auth import Identity
@@ -35,6 +36,10 @@ from hub.outside.demo_data import seed_if_new
 from hub.outside.netpolicy import NetPolicy
 from hub.outside.own_servers import own_server_entries, own_server_hosts
 from hub.schedule.store import ScheduleStore
+from hub.secrets.box import SecretBox
+from hub.secrets.logmask import install_log_mask
+from hub.secrets.service import SecretsService
+from hub.secrets.store import SecretStore
 from hub.services.catalog import Catalog
 from hub.services.debugging import DebugSessions
 from hub.services.history import History, open_history
@@ -71,7 +76,8 @@ def build_hub(settings: Settings) -> Hub:
     engine = Engine(EngineConfig(max_concurrent=settings.max_concurrent,
                                  queue_timeout_ms=settings.queue_timeout_ms,
                                  spare_workers=settings.spare_workers), outside)
-    runner = JobRunner(settings, store, engine, history)
+    secrets = secrets_service(settings, store)
+    runner = JobRunner(settings, store, engine, history, secrets)
     identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)
     catalog = Catalog(store, runner, engine, files_dir=settings.jobs_dir)
     scheduling = Scheduling(ScheduleStore(open_hub_database(settings.hub_db)), runner, history,
@@ -79,7 +85,13 @@ def build_hub(settings: Settings) -> Hub:
     return Hub(settings, engine, runner, catalog, users, identity,
                RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(SIGN_IN_RATE),
                parse_trusted_proxies(settings.trusted_proxies), outside, history, scheduling,
-               DebugSessions())
+               DebugSessions(), secrets)
+
+
+def secrets_service(settings: Settings, store: JobStore) -> SecretsService:
+    """Secrets on the hub database, sealed with a key derived from WEBHUB_SECRET."""
+    return SecretsService(SecretStore(open_hub_database(settings.hub_db),
+                                      SecretBox(settings.secret)), store)
 
 
 async def _prune_now_and_then(history: History) -> None:
@@ -122,6 +134,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if isinstance(hub.catalog.store, FileJobStore):
             hub.catalog.store.report_non_jobs()
+        install_log_mask()  # after uvicorn set up its logging: no secret value in a log line
         await hub.engine.start()
         await hub.scheduling.start()
         pruner = asyncio.create_task(_prune_now_and_then(hub.history))
@@ -149,6 +162,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(history_router)
     app.include_router(store_router)
     app.include_router(schedule_router)
+    app.include_router(secret_router)
     app.include_router(debug_router)
     app.include_router(attach_router)
     app.include_router(router)

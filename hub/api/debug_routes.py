@@ -13,7 +13,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from hub.api.answers import NDJSON, refusal, stream_tail
+from hub.api.answers import NDJSON, masked_answer, refusal, stream_tail
 from hub.api.deps import Hub, address_of, hub_of, owner_of
 from hub.api.inbound import read_json_object
 from hub.auth import Caller
@@ -164,7 +164,7 @@ async def _events(hub: Hub, session: DebugSession, run: asyncio.Future[Any],
             getter.cancel()
             while not session.events.empty():
                 yield encode_line(session.events.get_nowait())
-            yield stream_tail(run.result())
+            yield stream_tail(masked_answer(run.result()))
             return
     finally:
         if getter is not None:

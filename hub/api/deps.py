@@ -11,6 +11,7 @@ from starlette.requests import Request
 from hub.abuse import RateLimiter, SignInThrottle, client_address
 from hub.auth import Caller, Identity, check_owner, check_same_origin
 from hub.engine.engine import Engine
+from hub.secrets.service import SecretsService
 from hub.services.catalog import Catalog
 from hub.services.debugging import DebugSessions
 from hub.services.history import History
@@ -37,6 +38,7 @@ class Hub:
     history: History
     scheduling: Scheduling
     debug_sessions: DebugSessions
+    secrets: SecretsService
 
 
 def hub_of(request: Request) -> Hub:

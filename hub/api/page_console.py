@@ -81,7 +81,8 @@ def render_drawer(result: RunResult, inbound: Inbound) -> bytes:
     text = (f'<details id="{DRAWER_ID}" data-job-id="{escape(result.job_id)}">'
             f"<style>{_STYLE}</style><summary>{escape(summary)}</summary>"
             f'<div class="wj-body"><table class="wj-facts">{_rows(facts)}</table>'
-            f"<h4>Parameters</h4><pre class=\"wj-params\">{escape(_params_text(inbound.params))}"
+            f"<h4>Parameters</h4><pre class=\"wj-params\">"
+            f"{escape(_params_text(result.redactor.deep(inbound.params)))}"
             f"</pre><h4>Console</h4>{_console_table(result)}</div></details>")
     # Character references keep the drawer ASCII, right in any charset a page declares.
     return text.encode("ascii", "xmlcharrefreplace")

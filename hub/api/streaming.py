@@ -12,7 +12,14 @@ from typing import TypeVar
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from hub.api.answers import NDJSON, error_response, plain_response, stream_tail, wants_stream
+from hub.api.answers import (
+    NDJSON,
+    error_response,
+    plain_response,
+    stream_status,
+    stream_tail,
+    wants_stream,
+)
 from hub.api.inbound import Inbound
 from hub.api.page_console import console_drawer
 from hub.auth import Caller
@@ -71,7 +78,9 @@ async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inboun
         return plain_response(result, console_drawer(request, inbound, caller, result))
     if result.error is not None:
         return error_response(result.error, result.runtime_ms, stream=True)
-    return Response(stream_tail(result), 200, {"X-Job-Id": result.job_id}, media_type=NDJSON)
+    explicit = force_stream or NDJSON in request.headers.get("accept", "").lower()
+    return Response(stream_tail(result), 200 if explicit else stream_status(result),
+                    {"X-Job-Id": result.job_id}, media_type=NDJSON)
 
 
 async def _live_answer(request: Request, start: Callable[..., Awaitable[RunResult]]) -> Response:

@@ -18,6 +18,7 @@ import base64
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from typing import Any, Protocol
 
 from hub.engine.background import background
 from hub.engine.pool import WorkerPool, WorkerProcess, read_cpu_ms, read_rss_mb
+from hub.engine.redaction import NO_SECRETS, Redactor
 from shared.errors import JobError, JobFailed, LimitExceeded, TooManyRequests, error_class_for
 from shared.header import Limits
 from shared.ndjson import LogLine
@@ -34,6 +36,8 @@ log = logging.getLogger("webhub.engine")
 # Headroom for the resident-memory watchdog above the V8 heap limit: the
 # worker's own Python and V8 baseline plus ordinary external buffers.
 _RSS_HEADROOM_MB = 192
+# How the prelude marks a console line it cut short (its LINE_CAP).
+_CUT_LINE = re.compile(r"\A(.*)( … \[\d+ chars\])\Z", re.DOTALL)
 
 
 def new_ref() -> str:
@@ -83,6 +87,18 @@ class RunRequest:
     modules: list[dict[str, str]] = field(default_factory=list)  # builds this job names
     debugger: DebugHost | None = None  # a debug run: the source is instrumented
     bridge: BridgeHost | None = None   # answers this run's calls instead of the engine's
+    # The secrets the job's header declares, and the values of those that are set;
+    # every value is masked (``redactor``) in what leaves the run.
+    secret_names: tuple[str, ...] = ()
+    secrets: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def redactor(self) -> Redactor:
+        made = self.host_state.get("redactor")
+        if not isinstance(made, Redactor):
+            made = self.host_state["redactor"] = (Redactor(self.secrets.values())
+                                                  if self.secrets else NO_SECRETS)
+        return made
 
 
 @dataclass
@@ -96,6 +112,9 @@ class RunResult:
     cpu_ms: int
     logs: list[LogLine] = field(default_factory=list)
     ref: str = ""   # the run's reference (set by the runner; failures carry it too)
+    # Masks the run's secret values. Console lines and the error are masked already;
+    # the body is the job's own answer and is not (history masks what it keeps).
+    redactor: Redactor = NO_SECRETS
 
 
 class _ActiveRun:
@@ -126,6 +145,14 @@ class _ActiveRun:
             self._log(LogLine(level, message, self._elapsed_ms()))
 
     def _log(self, line: LogLine) -> None:
+        # The one way into a run's console (live readers, history, the page drawer,
+        # a debugger's stream): the run's secret values are masked here.
+        redactor = self.req.redactor
+        if redactor:
+            cut = _CUT_LINE.match(line.message)
+            message = (redactor.cut(cut.group(1)) + cut.group(2) if cut
+                       else redactor.text(line.message))
+            line = LogLine(line.level, message, line.t)
         self.logs.append(line)
         if self.req.on_log is not None:
             self.req.on_log(line)
@@ -152,7 +179,9 @@ class _ActiveRun:
         op = str(call.get("op"))
         try:
             if op.startswith("debug.") and self.req.debugger is not None:
-                ok, value = True, await self._parked(self.req.debugger.call(op, call.get("args")))
+                # Variable views leave the run here: its secret values are masked.
+                args = self.req.redactor.deep(call.get("args"))
+                ok, value = True, await self._parked(self.req.debugger.call(op, args))
             elif (bridge := self.req.bridge or self.bridge) is None or op.startswith("debug."):
                 raise JobFailed(f"'{op}' is not available to jobs on this hub")
             else:
@@ -249,32 +278,37 @@ class _ActiveRun:
                 "named": [m["name"] for m in self.req.modules],
                 "signKey": self.req.sign_key, "debug": self.req.debugger is not None,
                 # 32 bytes from the OS seed the job's crypto.getRandomValues/randomUUID.
-                "entropy": base64.b64encode(os.urandom(32)).decode()}
+                "entropy": base64.b64encode(os.urandom(32)).decode(),
+                "secrets": {"names": list(self.req.secret_names),
+                            "values": dict(self.req.secrets)}}
 
     def _elapsed_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
 
     def _failed(self, error: JobError | None) -> RunResult:
         err = error or JobFailed("The job failed")
-        return RunResult(self.req.job_id, False, {}, b"", err, self._elapsed_ms(), 0, self.logs)
+        return RunResult(self.req.job_id, False, {}, b"", err, self._elapsed_ms(), 0, self.logs,
+                         redactor=self.req.redactor)
 
     def _completed(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> RunResult:
         for level, message, t in meta.pop("logs", []):
             self._log(LogLine(str(level), str(message), int(t)))
+        redactor = self.req.redactor
         if meta.get("ok"):
             return RunResult(self.req.job_id, True, meta, body, None, self._elapsed_ms(), cpu_ms,
-                             self.logs)
+                             self.logs, redactor=redactor)
         cls = error_class_for(str(meta.get("code", "JOB-001")))
-        message = str(meta.get("message", "The job failed"))
+        # The error message reaches the caller, history and the hub's log: masked.
+        message = redactor.text(str(meta.get("message", "The job failed")))
+        meta["message"] = message
         if meta.get("line") and not meta.get("reported"):
             message = f"{message} (line {meta['line']})"
         err = cls(message, limit=meta.get("limit"), line=meta.get("line"),
                   column=meta.get("column"))
         if not isinstance(err, JobError):
             err = JobFailed(message)
-        result = RunResult(self.req.job_id, False, meta, b"", err, self._elapsed_ms(), cpu_ms,
-                           self.logs)
-        return result
+        return RunResult(self.req.job_id, False, meta, b"", err, self._elapsed_ms(), cpu_ms,
+                         self.logs, redactor=redactor)
 
 
 class _SyntaxCheck:

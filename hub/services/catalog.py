@@ -40,6 +40,7 @@ class Catalog:
             "lastUpdated": header.last_updated,
             "access": header.access,
             "mode": header.mode,
+            "secrets": list(header.secrets),
             "limits": resolved.limits.as_job_view(),
             "extended": resolved.extended,
             "warnings": header.warnings + list(resolved.notes),

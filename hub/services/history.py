@@ -16,6 +16,7 @@ from typing import Any
 
 from hub.auth import Caller
 from hub.engine.engine import RunResult
+from hub.engine.redaction import NO_SECRETS, Redactor
 from hub.history.base import HistoryQuery, HistoryStore, JobStats, Metrics
 from hub.history.record import (
     Caller as RecordCaller,
@@ -50,6 +51,7 @@ class RunStart:
     ref: str
     schedule_id: str | None = None
     schedule_name: str | None = None
+    redactor: Redactor = NO_SECRETS   # the run's secret values, masked in its record
 
 
 def record_caller(caller: Caller) -> RecordCaller:
@@ -71,26 +73,34 @@ class History:
             job_id=start.job_id, job_name=start.job_name, source=start.source,
             caller=record_caller(start.caller), started=time.time(), node=self.node, ref=start.ref,
             job_version=start.job_version, method=start.method,
-            params=mask_params(start.params), schedule_id=start.schedule_id,
-            schedule_name=start.schedule_name)
+            params=start.redactor.deep(mask_params(start.params)),
+            schedule_id=start.schedule_id, schedule_name=start.schedule_name)
         self.recorder.record(record)
         return record
 
     def end(self, record: RunRecord, result: RunResult, calls: list[dict[str, Any]]) -> None:
+        """The run's outcome into its record. Its secret values are masked in all of it
+        (the console and error are already; the result, calls and parameters here),
+        the result before it is cut, so no part of a value survives at the cut."""
+        redactor = result.redactor
         logs, cut = bound_logs([{"level": x.level, "message": x.message, "ms": x.t}
                                 for x in result.logs])
         changes: dict[str, Any] = {"logs": logs, "logs_truncated": cut,
-                                   "calls": bound_calls(calls), "ended": time.time(),
+                                   "calls": redactor.deep(bound_calls(calls)),
+                                   "ended": time.time(), "params": redactor.deep(record.params),
                                    "runtime_ms": result.runtime_ms, "cpu_ms": result.cpu_ms}
         if result.error is None:
             meta = result.meta
-            text, truncated, size = bound_result(result.body, str(meta.get("format") or ""))
+            text, truncated, _ = bound_result(_masked_body(result.body, redactor),
+                                                 str(meta.get("format") or ""))
             changes |= {"outcome": "success", "http_status": int(meta.get("status", 200)),
-                        "result": text, "result_truncated": truncated, "result_size": size,
+                        "result": text, "result_truncated": truncated,
+                        "result_size": len(result.body),
                         "result_type": meta.get("type"), "result_format": meta.get("format")}
         else:
             err = result.error
-            changes |= {"outcome": "failed", "code": err.code, "message": err.message,
+            changes |= {"outcome": "failed", "code": err.code,
+                        "message": redactor.text(err.message),
                         "limit": err.extra.get("limit"), "http_status": err.http_status}
         self.recorder.record(record.finished(**changes))
 
@@ -135,6 +145,13 @@ class History:
     def close(self) -> None:
         self.recorder.close()
         self.store.close()
+
+
+def _masked_body(body: bytes, redactor: Redactor) -> bytes:
+    if not redactor:
+        return body
+    text = body.decode("utf-8", errors="surrogateescape")
+    return redactor.text(text).encode("utf-8", errors="surrogateescape")
 
 
 def _open_store(settings: Settings) -> HistoryStore:

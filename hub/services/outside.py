@@ -81,7 +81,7 @@ class HubBridge:
         except JobFailed as exc:
             call["error"] = exc.message
             log.info("[WebJob:%s] %s db.exec failed: %s ref=%s", run.job_name, run.job_id,
-                     exc.message, run.ref)
+                     run.redactor.text(exc.message), run.ref)
             state = exc.extra.get("sqlstate")
             if state:
                 exc.extra["job_code"] = call["errorCode"] = str(state)

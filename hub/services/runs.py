@@ -12,13 +12,14 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from hub.auth import Caller, check_job_access
 from hub.engine.engine import BridgeHost, DebugHost, Engine, RunRequest, RunResult
 from hub.engine.modules import installed_builds, mentioned
+from hub.secrets.logmask import LOG_MASK
 from hub.services.history import History, RunStart
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
@@ -38,14 +39,21 @@ class LoadedJob:
     version: int | None = None
 
 
+class SecretValues(Protocol):
+    """Where a run's declared secrets are read from (the hub database), afresh each run."""
+
+    def values(self, names: Sequence[str]) -> dict[str, str]: ...
+
+
 def new_job_id() -> str:
     return f"job_{int(time.time() * 1000)}{os.urandom(3).hex()}"
 
 
 class JobRunner:
     def __init__(self, settings: Settings, store: JobStore, engine: Engine,
-                 history: History | None = None) -> None:
+                 history: History | None = None, secrets: SecretValues | None = None) -> None:
         self.settings = settings
+        self.secrets = secrets
         self.store = store
         self.engine = engine
         self.history = history
@@ -81,6 +89,8 @@ class JobRunner:
                   job_id: str | None = None, schedule: tuple[str, str] | None = None,
                   debugger: DebugHost | None = None,
                   bridge: BridgeHost | None = None) -> RunResult:
+        names = job.header.secrets
+        values = await self._secret_values(names)
         req = RunRequest(
             job_id=job_id or new_job_id(), job_name=job.name, source=job.code,
             limits=job.resolved.limits, params=params,
@@ -89,14 +99,22 @@ class JobRunner:
             staff_id=caller.staff_id,
             approved_modules=list(self.settings.modules),
             modules=[b.as_message() for b in mentioned(job.code, self.module_builds)],
-            debugger=debugger, bridge=bridge)
-        if self.history is None:
-            result = await self.engine.run(req)
-        else:
-            result = await self._recorded(req, job, caller, params, schedule)
-        result.ref = req.ref
-        self._log_result(job.name, result, origin, req.ref)
+            debugger=debugger, bridge=bridge, secret_names=names, secrets=values)
+        with LOG_MASK.hold(values.values()):  # until the run's last log line
+            if self.history is None:
+                result = await self.engine.run(req)
+            else:
+                result = await self._recorded(req, job, caller, params, schedule)
+            result.ref = req.ref
+            self._log_result(job.name, result, origin, req.ref)
         return result
+
+    async def _secret_values(self, names: Sequence[str]) -> dict[str, str]:
+        """The values of the declared secrets that are set, read now (so a change is
+        seen by the next run on every node); none without a declaration."""
+        if not names or self.secrets is None:
+            return {}
+        return await asyncio.to_thread(self.secrets.values, names)
 
     async def _recorded(self, req: RunRequest, job: LoadedJob, caller: Caller, params: Any,
                         schedule: tuple[str, str] | None) -> RunResult:
@@ -106,7 +124,8 @@ class JobRunner:
         history = self.history
         start = RunStart(req.job_id, job.name, job.version, req.origin, caller, params,
                          str(req.request.get("method") or ""), req.ref,
-                         *(schedule or (None, None)))
+                         schedule[0] if schedule else None,
+                         schedule[1] if schedule else None, redactor=req.redactor)
         record = None
         then = req.on_start
 

@@ -9,9 +9,13 @@
   const uncurry = FP.bind.bind(FP.call);
   const U8 = Uint8Array, U32 = Uint32Array, DV = DataView;
   const TAP = Object.getPrototypeOf(Uint8Array.prototype);
-  const taSet = uncurry(TAP.set), taSub = uncurry(TAP.subarray);
+  const taSet = uncurry(TAP.set);
   const taLen = uncurry(Object.getOwnPropertyDescriptor(TAP, 'length').get);
   const taBuffer = uncurry(Object.getOwnPropertyDescriptor(TAP, 'buffer').get);
+  const taOffset = uncurry(Object.getOwnPropertyDescriptor(TAP, 'byteOffset').get);
+  // bytes[start, end) as a new view on the same memory. Not subarray(): that builds
+  // its result with Uint8Array[Symbol.species], which a job may replace.
+  const view = (bytes, start, end) => new U8(taBuffer(bytes), taOffset(bytes) + start, end - start);
   const dvGet = uncurry(DataView.prototype.getUint32), dvSet = uncurry(DataView.prototype.setUint32);
   const charCodeAt = uncurry(String.prototype.charCodeAt);
   const fromCharCode = String.fromCharCode;
@@ -36,7 +40,7 @@
         out[n++] = 0x80 | ((c >> 6) & 63); out[n++] = 0x80 | (c & 63);
       }
     }
-    return taSub(out, 0, n);
+    return view(out, 0, n);
   }
 
   function utf8Decode(bytes) {
@@ -87,7 +91,7 @@
       acc = (acc << 6) | v; bits += 6;
       if (bits >= 8) { bits -= 8; out[n++] = (acc >> bits) & 255; }
     }
-    return taSub(out, 0, n);
+    return view(out, 0, n);
   }
 
   const K = new U32([0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
@@ -149,12 +153,13 @@
     const pos = at % capacity;
     const len = taLen(bytes);
     const first = min(len, capacity - pos);
-    taSet(ring, taSub(bytes, 0, first), pos);
-    if (first < len) taSet(ring, taSub(bytes, first), 0);
+    taSet(ring, view(bytes, 0, first), pos);
+    if (first < len) taSet(ring, view(bytes, first, len), 0);
   }
 
   globalThis.__webjob_bytes = Object.freeze({
     utf8Encode, utf8Decode, base64url, base64Decode, hmacSha256, ringPut,
+    length: taLen,  // a typed array's length, whatever a job did to the prototypes
   });
 })();
 //# sourceURL=webjobs:bytes

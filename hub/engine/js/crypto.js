@@ -326,7 +326,8 @@
     const out = new U8(n);
     for (let at = 0; at < n; at += 32) {
       V = hmacWith(H256, K, V);
-      taSet(out, n - at >= 32 ? V : taSub(V, 0, n - at), at);
+      // Not subarray(): it would build its result with a job's Symbol.species.
+      taSet(out, n - at >= 32 ? V : new U8(taBuf(V), taOff(V), n - at), at);
     }
     update(EMPTY);
     return out;

@@ -125,14 +125,14 @@
     if (text.length > OUTCOME_BYTES / 3) return;  // UTF-8 needs at most 3 bytes a code unit
     const data = bytes.utf8Encode(text);
     bytes.ringPut(outcomeBytes, OUTCOME_BYTES, 0, data);
-    atomicStore(outcomeLength, 0, data.length);
+    atomicStore(outcomeLength, 0, bytes.length(data));
   }
   let channelOpen = true;    // once full, the rest of the run's lines take the slow path
   G.__webjob_channel = channelMemory;  // taken by the worker and deleted before any job code
   function toChannel(frame) {
     if (!channelOpen) return false;
     const data = bytes.utf8Encode(frame);
-    const n = data.length;
+    const n = bytes.length(data);
     const written = atomicLoad(cursors, 0);
     if (written - atomicLoad(cursors, 1) + 4 + n > CHANNEL_BYTES) {
       channelOpen = false;
@@ -433,6 +433,30 @@
     return r;
   }
 
+  // ---- secrets: only the names the header declares; values from the spec -------
+  // An undeclared or unset name throws an Error naming it (never a value), so a
+  // job cannot fish for other jobs' secrets. The host masks every value given here
+  // in what leaves the run (console, errors, history, the debugger).
+  function secretsApi(given) {
+    const declared = new Map(), values = new Map();
+    const names = given && isArray(given.names) ? given.names : [];
+    const vals = given && given.values && typeof given.values === 'object' ? given.values : {};
+    for (let i = 0; i < names.length; i++) mapSet(declared, StringC(names[i]), true);
+    const ks = keys(vals);
+    for (let i = 0; i < ks.length; i++) {
+      if (typeof vals[ks[i]] === 'string') mapSet(values, ks[i], vals[ks[i]]);
+    }
+    function get(name) {
+      const key = typeof name === 'string' ? name : StringC(name);
+      if (!mapHas(declared, key)) {
+        throw new ErrorC(`Secret '${key}' is not declared in this job's header (add it to its Secrets: line)`);
+      }
+      if (!mapHas(values, key)) throw new ErrorC(`Secret '${key}' is not set on this hub`);
+      return mapGet(values, key);
+    }
+    return freeze({ get });
+  }
+
   // ---- globals ---------------------------------------------------------------
   function define(name, value) {
     const d = getOwnPropertyDescriptor(G, name);
@@ -457,6 +481,8 @@
     const entropy = typeof s.entropy === 'string' ? bytes.base64Decode(s.entropy) : null;
     if (entropy) cryptoHost.reseed(entropy);  // 32 host bytes, when the engine sends them
     delete s.entropy;
+    const jobSecrets = secretsApi(s.secrets);
+    delete s.secrets;
     const caller = s.request && s.request.caller;
     define('params', s.params);
     define('request', freeze(requestView(s.request)));
@@ -473,6 +499,7 @@
     define('db', db);
     define('http', http);
     define('crypto', cryptoHost.crypto);
+    define('secrets', jobSecrets);
   }
 
   const host = freeze({

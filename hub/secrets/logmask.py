@@ -1,0 +1,73 @@
+"""No secret value in the hub's log: a logging filter on the hub's handlers that
+masks the values of the secrets of every run in flight on this node.
+
+A run holds its values (:meth:`LogMask.hold`) from before it starts until its last
+log line is written; the filter masks whatever a log line would show of them,
+whichever module logs it (a driver's error message that quotes a value, say).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from hub.engine.redaction import NO_SECRETS, Redactor
+
+__all__ = ["LOG_MASK", "LogMask", "install_log_mask"]
+
+
+class LogMask(logging.Filter):
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._held: Counter[str] = Counter()
+        self._redactor = NO_SECRETS
+
+    @contextlib.contextmanager
+    def hold(self, values: Iterable[str]) -> Iterator[None]:
+        held = [v for v in values if v]
+        if not held:
+            yield
+            return
+        self._change(held, 1)
+        try:
+            yield
+        finally:
+            self._change(held, -1)
+
+    def _change(self, values: list[str], step: int) -> None:
+        with self._lock:
+            for value in values:
+                self._held[value] += step
+                if self._held[value] <= 0:
+                    del self._held[value]
+            self._redactor = Redactor(self._held) if self._held else NO_SECRETS
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        redactor = self._redactor
+        if not redactor:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record is the logging module's to report
+            return True
+        masked = redactor.text(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        if record.exc_info and record.exc_text is None and record.exc_info[1] is not None:
+            record.exc_text = redactor.text(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+LOG_MASK = LogMask()
+
+
+def install_log_mask() -> None:
+    """Put the mask on every handler of the root and uvicorn loggers (idempotent)."""
+    for name in (None, "uvicorn", "uvicorn.error", "uvicorn.access"):
+        for handler in logging.getLogger(name).handlers:
+            if LOG_MASK not in handler.filters:
+                handler.addFilter(LOG_MASK)

@@ -1,0 +1,94 @@
+"""The secrets service: what the owner API and the CLI do, and what a run reads.
+
+Names follow :data:`shared.header.SECRET_NAME_RE` (what a ``Secrets:`` line may
+declare). A value is text of ``MIN_VALUE``..``MAX_VALUE`` characters: every value a
+run is given is masked (``***``) wherever it occurs in the run's console, errors
+and history, so a very short value would mask ordinary words too.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from hub.secrets.store import SecretStore
+from hub.store.base import JobStore
+from shared.errors import BadRequest, NotFound
+from shared.header import SECRET_NAME_RE, parse_header
+
+__all__ = ["MAX_VALUE", "MIN_VALUE", "SecretsService", "check_secret_name"]
+
+log = logging.getLogger("webhub.secrets")
+MIN_VALUE = 6
+MAX_VALUE = 16 * 1024
+
+
+def check_secret_name(name: Any) -> str:
+    if not isinstance(name, str) or not SECRET_NAME_RE.match(name):
+        shown = str(name)[:64] if isinstance(name, str) else type(name).__name__
+        raise BadRequest(f"'{shown}' is not a secret name: use 1 to 64 letters, digits, "
+                         "'_', '.' or '-', starting with a letter or '_'")
+    return name
+
+
+def check_secret_value(value: Any) -> str:
+    if not isinstance(value, str):
+        raise BadRequest("'value' must be the secret's value, as text")
+    if not MIN_VALUE <= len(value) <= MAX_VALUE:
+        raise BadRequest(f"A secret's value must be {MIN_VALUE} to {MAX_VALUE} characters "
+                         f"long, not {len(value)} (shorter values would be masked wherever "
+                         "they happen to occur)")
+    if "\x00" in value:
+        raise BadRequest("A secret's value may not contain NUL characters")
+    return value
+
+
+def _iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+class SecretsService:
+    def __init__(self, store: SecretStore, jobs: JobStore) -> None:
+        self.store = store
+        self.jobs = jobs
+
+    def values(self, names: Sequence[str]) -> dict[str, str]:
+        """For a run: the values of those of ``names`` that are set (read afresh)."""
+        return self.store.values([n for n in names if SECRET_NAME_RE.match(n)])
+
+    def declared_by(self) -> dict[str, list[str]]:
+        """Secret name -> the jobs whose header declares it."""
+        found: dict[str, list[str]] = {}
+        for job in self.jobs.list_jobs():
+            for name in parse_header(job.code, job.name).secrets:
+                found.setdefault(name, []).append(job.name)
+        return found
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every stored secret, and every declared one not set yet: never a value."""
+        declared = self.declared_by()
+        stored = {s.name: s for s in self.store.list_secrets()}
+        out = []
+        for name in sorted(set(stored) | set(declared)):
+            info = stored.get(name)
+            out.append({"name": name, "set": info is not None,
+                        "declaredBy": sorted(declared.get(name, [])),
+                        "updatedAt": _iso(info.updated) if info else None,
+                        "updatedBy": info.updated_by if info else None})
+        return out
+
+    def set(self, name: Any, value: Any, by: str | None) -> dict[str, Any]:
+        name = check_secret_name(name)
+        created = self.store.put(name, check_secret_value(value), by)
+        log.info("secret %s %s by %s", name, "created" if created else "replaced",
+                 by or "unknown")
+        return {"success": True, "name": name, "created": created}
+
+    def delete(self, name: Any, by: str | None) -> dict[str, Any]:
+        name = check_secret_name(name)
+        if not self.store.delete(name, by):
+            raise NotFound(f"There is no secret named '{name}'")
+        log.info("secret %s deleted by %s", name, by or "unknown")
+        return {"success": True, "name": name}

@@ -1,0 +1,53 @@
+"""The sandbox's own machinery keeps working when a job rewrites typed-array
+intrinsics: a redefined ``Uint8Array.prototype.length`` (or %TypedArray%'s) must not
+make the outcome or console unreadable (it once hung the run to its runtime limit),
+and a replaced ``Uint8Array[Symbol.species]`` must not reach UTF-8 encoding, the
+console channel, sign/verify or crypto's random bytes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine.conftest import EngineHarness, body_json
+
+LENGTH_TRICKS = [
+    "Object.defineProperty(Uint8Array.prototype, 'length', { get() { return 1e9 } })",
+    "Object.defineProperty(Uint8Array.prototype, 'length', { value: -1 })",
+    "Object.defineProperty(Object.getPrototypeOf(Uint8Array.prototype), 'length', "
+    "{ get() { throw new Error('no length for you') } })",
+]
+SPECIES_TRICKS = [
+    "Object.defineProperty(Uint8Array, Symbol.species, { get() { throw new Error('species') } })",
+    "Object.defineProperty(Uint8Array, Symbol.species, { value: function () { return [] } })",
+    "class Evil extends Uint8Array { constructor(...a) { super(...a); globalThis.caught = "
+    "(globalThis.caught || 0) + 1 } }\n"
+    "Object.defineProperty(Uint8Array, Symbol.species, { value: Evil })",
+]
+WORK = """console.log('logged ✓ after the trick')
+const token = sign({ n: 1 })
+const mac = crypto.hmac('sha256', 'key', 'The quick brown fox jumps over the lazy dog')
+const few = crypto.getRandomValues(new Uint8Array(5))
+return { ok: verify(token).n === 1, mac, uuid: crypto.randomUUID().length, few: few.byteLength,
+         caught: globalThis.caught || 0, text: 'ünïcödé ✓' }"""
+MAC = "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8"
+
+
+@pytest.mark.parametrize("live", [False, True])
+@pytest.mark.parametrize("trick", LENGTH_TRICKS + SPECIES_TRICKS)
+def test_rewritten_typed_arrays_break_only_the_job(engine: EngineHarness, trick: str,
+                                                   live: bool) -> None:
+    result = engine.run(f"{trick}\n{WORK}", live=live)
+    assert result.runtime_ms < 3000  # it ends at once, not at the runtime limit
+    got = body_json(result)
+    assert got == {"ok": True, "mac": MAC, "uuid": 36, "few": 5, "caught": 0,
+                   "text": "ünïcödé ✓"}
+    assert [line.message for line in result.logs] == ["logged ✓ after the trick"]
+    if live:
+        assert [line.message for line in result.streamed] == [  # type: ignore[attr-defined]
+            "logged ✓ after the trick"]
+
+
+def test_a_large_outcome_is_read_whatever_length_says(engine: EngineHarness) -> None:
+    source = (f"{LENGTH_TRICKS[0]}\nreturn 'x'.repeat(100000)")
+    result = engine.run(source)
+    assert result.runtime_ms < 3000 and body_json(result) == "x" * 100000
