@@ -205,8 +205,11 @@ class _ActiveRun:
         finally:
             held = time.monotonic() - parked
             self.parked_s += held
+            # The run may have ended while parked (its client hung up, the hub is
+            # stopping): its timeout is finished then, and has nothing to move.
             if deadline is not None and when is not None:
-                deadline.reschedule(when + held)
+                with contextlib.suppress(RuntimeError):
+                    deadline.reschedule(when + held)
 
     # -- limits -------------------------------------------------------------------
     def stop(self, reason: JobError) -> None:

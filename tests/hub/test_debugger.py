@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.hub.conftest import AUTH, HubProcess, launch_hub
+from tests.hub.conftest import AUTH, HubProcess, assert_clean_log, launch_hub
 
 API = "/api/webjobs"
 NESTED = """const a = 1
@@ -96,6 +96,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     process = launch_hub(tmp_path_factory.mktemp("debugger"), jobs=jobs)
     yield process
     process.stop()
+    assert_clean_log(process)
 
 
 def test_stepping_through_nested_blocks_and_async_functions(hub: HubProcess) -> None:
@@ -139,6 +140,26 @@ def test_stop_ends_the_run_with_the_line(hub: HubProcess) -> None:
     failure = run.next("failure")
     assert failure["code"] == "JOB-001"
     assert failure["error"] == "Stopped by the debugger at line 2"
+
+
+def test_a_client_that_hangs_up_while_parked_ends_the_run_cleanly(hub: HubProcess) -> None:
+    with httpx.Client(base_url=hub.url, timeout=30) as client:
+        with client.stream("POST", f"{API}/debug/quick", json={}, headers=AUTH) as answer:
+            lines = (json.loads(line) for line in answer.iter_lines() if line.strip())
+            session = next(lines)["session"]
+            assert next(lines)["type"] == "pause"
+        # Hung up while parked: the run ends, its session goes, and no traceback is
+        # logged (the fixture checks the log when the hub stops).
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            gone = client.post(f"{API}/debug-session/{session}/command",
+                               json={"command": "step"}, headers=AUTH)
+            if gone.status_code == 404:
+                break
+            time.sleep(0.05)  # the hub notices the hang-up on its own schedule
+        assert gone.status_code == 404
+        assert not [r for r in client.get(f"{API}/running", headers=AUTH).json()["running"]
+                    if r["jobName"] == "quick"]
 
 
 def test_the_runtime_limit_is_held_while_parked(hub: HubProcess) -> None:
