@@ -15,6 +15,12 @@ from PySide6.QtCore import QObject, Signal
 from console_app.client.connection import HubConnection
 from console_app.tasks import TaskManager
 
+# sig_open_debugger's params may carry these two, for the debugger window only (it
+# takes them out before the rest reach the job): the editor's breakpoint lines, and
+# its unsaved text when there is some.
+DEBUG_BREAKPOINTS_KEY = "__breakpoints__"
+DEBUG_CODE_KEY = "__code__"
+
 
 class Navigator(QObject):
     """Requests to open another screen; the main window connects each one."""

@@ -1,0 +1,109 @@
+"""Pieces of the Manage page: the badge delegate, the new-job template and the
+injectable ways the page asks the owner things (so tests can answer them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QUrl
+from PySide6.QtGui import QColor, QDesktopServices, QPainter
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QInputDialog,
+    QMessageBox,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QWidget,
+)
+
+from console_app.models.jobs import BADGES_ROLE, Badge
+from console_app.run.params import ParamsDialog
+
+Index = QModelIndex | QPersistentModelIndex
+
+BADGE_COLOURS = {"public": "#1e88e5", "page": "#8e24aa", "extended": "#ef6c00",
+                 "scheduled": "#2e7d32", "schedule-off": "#9e9e9e", "key": "#6d4c41"}
+BADGE_PAD, BADGE_GAP = 6, 4
+
+
+def new_job_template(name: str) -> str:
+    return (f"/*\nName: {name}\nDescription: \nAccess: owner\nRuntime: 10000\n*/\n"
+            f"console.log('{name} started', params)\nreturn {{ ok: true }}\n")
+
+
+class BadgeDelegate(QStyledItemDelegate):
+    """Paints ``BADGES_ROLE`` as small coloured pills."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        badges = index.data(BADGES_ROLE)
+        if not isinstance(badges, list):
+            super().paint(painter, option, index)
+            return
+        self.initStyleOption(option, index)
+        option.text = ""
+        style = option.widget.style() if option.widget else None
+        if style is not None:  # selection background and focus, without the text
+            style.drawControl(style.ControlElement.CE_ItemViewItem, option, painter,
+                              option.widget)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        metrics = option.fontMetrics
+        x, rect = option.rect.x() + BADGE_GAP, option.rect
+        height = metrics.height() + 2
+        y = rect.y() + (rect.height() - height) // 2
+        for badge in badges:
+            width = metrics.horizontalAdvance(badge.text) + 2 * BADGE_PAD
+            pill = QRect(x, y, width, height)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(BADGE_COLOURS.get(badge.kind, "#757575")))
+            painter.drawRoundedRect(pill, height / 2, height / 2)
+            painter.setPen(QColor("#ffffff"))
+            painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, badge.text)
+            x += width + BADGE_GAP
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        badges = index.data(BADGES_ROLE)
+        base = super().sizeHint(option, index)
+        if not isinstance(badges, list):
+            return base
+        metrics = option.fontMetrics
+        width = sum(metrics.horizontalAdvance(b.text) + 2 * BADGE_PAD + BADGE_GAP
+                    for b in badges if isinstance(b, Badge))
+        return QSize(width + BADGE_GAP, max(base.height(), metrics.height() + 6))
+
+
+def _ask_params(name: str, last: dict[str, Any], parent: QWidget | None) -> dict[str, Any] | None:
+    dialog = ParamsDialog(name, last, parent)
+    return dialog.params() if dialog.exec() == ParamsDialog.DialogCode.Accepted else None
+
+
+def _confirm(title: str, text: str, parent: QWidget | None) -> bool:
+    answer = QMessageBox.question(parent, title, text)
+    return answer == QMessageBox.StandardButton.Yes
+
+
+def _pick_file(title: str, parent: QWidget | None) -> str | None:
+    path, _filter = QFileDialog.getOpenFileName(parent, title, "",
+                                                "Jobs (*.job.js *.js);;All files (*)")
+    return path or None
+
+
+def _ask_name(parent: QWidget | None) -> str | None:
+    text, ok = QInputDialog.getText(parent, "Create a job",
+                                    "Name (letters, digits, _ and -):")
+    return text.strip() if ok and text.strip() else None
+
+
+@dataclass
+class Asker:
+    """How the page asks the owner and reaches the desktop; tests replace each one."""
+
+    params: Callable[[str, dict[str, Any], QWidget | None], dict[str, Any] | None] = \
+        _ask_params
+    confirm: Callable[[str, str, QWidget | None], bool] = _confirm
+    pick_file: Callable[[str, QWidget | None], str | None] = _pick_file
+    new_name: Callable[[QWidget | None], str | None] = _ask_name
+    open_url: Callable[[QUrl], bool] = field(default=QDesktopServices.openUrl)
