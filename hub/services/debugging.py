@@ -121,6 +121,8 @@ class DebugSession:
             if not isinstance(data["stepFromStart"], bool):
                 raise BadRequest("'stepFromStart' must be true or false")
             self.step_mode = data["stepFromStart"]
+            if self.attached:  # and for every request the tab makes from now on
+                self.step_from_start = data["stepFromStart"]
         if "breakpoints" in data:
             lines = data["breakpoints"]
             if not isinstance(lines, list) or not all(

@@ -81,3 +81,15 @@ def test_pausing_rules_and_bad_commands() -> None:
             await session.command("expand", {"handle": 1})  # not paused
 
     asyncio.run(scenario())
+
+
+def test_config_changes_how_an_attached_sessions_next_requests_start() -> None:
+    async def scenario() -> None:
+        sessions = DebugSessions(Clock())
+        session = sessions.attach("ann", "page", lambda _m: None, True)
+        await session.command("config", {"stepFromStart": False})
+        assert session.step_from_start is False  # the next request runs to a breakpoint
+        await session.command("config", {"stepFromStart": True})
+        assert session.step_from_start is True
+
+    asyncio.run(scenario())

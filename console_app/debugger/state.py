@@ -1,0 +1,207 @@
+"""What a debugger window knows, as plain Python: no Qt here.
+
+The hub describes each variable as ``{type, value}`` (``<tdz>`` for a ``let``/``const``
+not yet initialised, ``truncated`` with the full length for a long string) or, for
+objects and arrays, as a ``handle`` that ``expand`` opens one level at a time. Handles
+are only good during the pause that gave them, so the tree is rebuilt at each pause."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from shared.ndjson import DebugAnswer, DebugRequest, Failure, LogLine, MetaData
+
+__all__ = ["ConsoleEntry", "DebugState", "Phase", "RequestEntry", "VarNode", "value_text"]
+
+
+class Phase(Enum):
+    CONNECTING = "connecting"   # the stream or the attach call is on its way
+    WAITING = "waiting"         # live: attached, no request yet (or between requests)
+    RUNNING = "running"
+    PAUSED = "paused"
+    FINISHED = "finished"       # the run ended (with a result or a failure)
+    CLOSED = "closed"           # the stream ended or failed
+
+
+def value_text(desc: dict[str, Any]) -> str:
+    """How a described value reads in the Value column."""
+    kind = str(desc.get("type", ""))
+    if kind == "tdz":
+        return "<tdz>"
+    if kind == "undefined":
+        return "undefined"
+    if kind == "array":
+        return f"Array({desc.get('length', 0)})"
+    if kind == "object":
+        return f"{desc.get('className') or 'Object'} {{{desc.get('size', 0)}}}"
+    value = desc.get("value")
+    if kind == "string":
+        text = json.dumps(value, ensure_ascii=False)
+        if "truncated" in desc:  # the hub cut it: say so, with its real length
+            return f"{text[:-1]}…\" (truncated, {desc['truncated']} chars)"
+        return text
+    if value is None:
+        return "null" if kind == "null" else ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@dataclass(eq=False)
+class VarNode:
+    """One row of the variables tree. ``children`` is None until expanded."""
+
+    name: str
+    desc: dict[str, Any]
+    parent: VarNode | None = None
+    children: list[VarNode] | None = None
+    loading: bool = False
+    more: int = 0              # entries the hub left out (it shows 50 a level)
+    error: str | None = None
+
+    @property
+    def handle(self) -> int | None:
+        handle = self.desc.get("handle")
+        return handle if isinstance(handle, int) and not isinstance(handle, bool) else None
+
+    @property
+    def expandable(self) -> bool:
+        return self.handle is not None and self._size() > 0
+
+    def _size(self) -> int:
+        return int(self.desc.get("length", self.desc.get("size", 1)) or 0)
+
+    @property
+    def type_text(self) -> str:
+        return str(self.desc.get("type", ""))
+
+    @property
+    def value_text(self) -> str:
+        if self.error:
+            return f"<{self.error}>"
+        return value_text(self.desc)
+
+    @property
+    def is_tdz(self) -> bool:
+        return self.desc.get("type") == "tdz"
+
+    @property
+    def is_truncated(self) -> bool:
+        return "truncated" in self.desc
+
+    def fill(self, entries: dict[str, Any], more: int, error: str | None) -> list[VarNode]:
+        """The hub's answer to ``expand``: this node's children (and what was left out)."""
+        self.loading, self.error, self.more = False, error, more
+        self.children = [VarNode(str(k), dict(v) if isinstance(v, dict) else {"value": v},
+                                 self) for k, v in entries.items()]
+        if more > 0:
+            self.children.append(VarNode(f"… {more} more", {"type": "more"}, self))
+        return self.children
+
+
+def scope_nodes(vars_: dict[str, Any]) -> list[VarNode]:
+    """The top level of the tree for one pause."""
+    return [VarNode(str(k), dict(v) if isinstance(v, dict) else {"value": v})
+            for k, v in vars_.items()]
+
+
+@dataclass(frozen=True)
+class ConsoleEntry:
+    level: str
+    message: str
+    t: int
+
+
+@dataclass
+class RequestEntry:
+    """A browser request under a live session, and its answer once it has one."""
+
+    job_id: str
+    method: str
+    path: str
+    status: int | None = None
+    success: bool | None = None
+    code: str | None = None
+
+    @property
+    def answer_text(self) -> str:
+        if self.status is None:
+            return "waiting…"
+        return f"{self.status}" + ("" if self.success else f" {self.code or 'failed'}")
+
+
+@dataclass
+class DebugState:
+    """One window's session: where it is paused, what it printed, how it ended."""
+
+    live: bool = False
+    phase: Phase = Phase.CONNECTING
+    session: str = ""
+    job_id: str = ""
+    source: str = ""
+    pausable: list[int] = field(default_factory=list)
+    line: int | None = None
+    reason: str = ""
+    breakpoints: set[int] = field(default_factory=set)
+    console: list[ConsoleEntry] = field(default_factory=list)
+    requests: list[RequestEntry] = field(default_factory=list)
+    meta: MetaData | None = None
+    result: bytes | None = None
+    failure: Failure | None = None
+
+    def log(self, line: LogLine) -> ConsoleEntry:
+        entry = ConsoleEntry(line.level, line.message, line.t)
+        self.console.append(entry)
+        return entry
+
+    def paused(self, line: int, reason: str) -> None:
+        self.phase, self.line, self.reason = Phase.PAUSED, line, reason
+
+    def resumed(self) -> None:
+        self.phase, self.line = Phase.RUNNING, None
+
+    def request(self, event: DebugRequest) -> RequestEntry:
+        """A live request arrived; its entry, for the requests model to append."""
+        self.job_id, self.phase = event.jobId, Phase.RUNNING
+        return RequestEntry(event.jobId, event.method, event.path)
+
+    def answered(self, event: DebugAnswer) -> int | None:
+        """Record an answer; the row of its request (None if it was never seen)."""
+        self.phase, self.line = Phase.WAITING, None
+        for row, entry in enumerate(self.requests):
+            if entry.job_id == event.jobId:
+                entry.status, entry.success, entry.code = (event.status, event.success,
+                                                           event.code)
+                return row
+        return None
+
+    def toggle_breakpoint(self, line: int) -> set[int]:
+        self.breakpoints ^= {line}
+        return set(self.breakpoints)
+
+    def outcome_text(self) -> str:
+        """The run's end in one line: result type and status, or the failure's code."""
+        if self.failure is not None:
+            where = f" (line {self.failure.line})" if self.failure.line else ""
+            return f"Failed {self.failure.code}: {self.failure.error}{where}"
+        if self.meta is not None:
+            return (f"Finished: {self.meta.type} result, HTTP {self.meta.status}, "
+                    f"{self.meta.runtime} ms")
+        return ""
+
+    def result_text(self) -> str:
+        """The result as text: JSON pretty-printed, other text as is, files by size."""
+        if self.result is None or self.meta is None:
+            return ""
+        if self.meta.type == "json":
+            try:
+                return json.dumps(json.loads(self.result), indent=2, ensure_ascii=False)
+            except ValueError:
+                pass
+        try:
+            return self.result.decode("utf-8")
+        except UnicodeDecodeError:
+            return f"<{len(self.result)} bytes of {self.meta.format}>"
