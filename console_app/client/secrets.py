@@ -1,0 +1,107 @@
+"""Typed calls for the Secrets page: names, declaring jobs and who changed them.
+
+Blocking, like every client call (go through ``session.tasks``). Nothing here ever
+reads a value back: the hub's listing has none, :class:`SecretInfo` has no field for
+one, and :func:`set_secret` returns only whether the name was new. The checks below
+mirror the hub's (``hub.secrets.service``), which stays the judge: they only let the
+dialog say what is wrong before anything is sent."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from console_app.client.connection import API, HubConnection
+from shared.header import SECRET_NAME_RE
+
+__all__ = [
+    "MAX_VALUE", "MIN_VALUE", "SecretInfo", "delete_secret", "list_secrets", "name_problem",
+    "set_secret", "value_problem",
+]
+
+# As the hub has them (hub.secrets.service): a shorter value would be masked ('***')
+# wherever it happened to occur in a run's output, so the hub refuses it.
+MIN_VALUE = 6
+MAX_VALUE = 16 * 1024
+
+
+def _epoch(iso: Any) -> float | None:
+    """The hub's ``2025-01-02T03:04:05Z`` as seconds; anything else as unknown."""
+    if not isinstance(iso, str) or not iso:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.timestamp()
+
+
+@dataclass(frozen=True)
+class SecretInfo:
+    """One name as ``GET /secrets`` lists it: a stored secret, a declared one, or both."""
+
+    name: str
+    is_set: bool
+    declared_by: tuple[str, ...] = ()
+    updated_at: float | None = None      # epoch seconds; None while not set
+    updated_by: str | None = None
+
+    @property
+    def missing(self) -> bool:
+        """A job declares it but it has no value: that job's ``secrets.get`` throws."""
+        return not self.is_set and bool(self.declared_by)
+
+    @property
+    def unused(self) -> bool:
+        """Set, but no job's header declares it (so no job can read it)."""
+        return self.is_set and not self.declared_by
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SecretInfo:
+        by = data.get("updatedBy")
+        return cls(name=str(data["name"]), is_set=bool(data.get("set", True)),
+                   declared_by=tuple(str(j) for j in data.get("declaredBy") or ()),
+                   updated_at=_epoch(data.get("updatedAt")),
+                   updated_by=None if by is None else str(by))
+
+
+def name_problem(name: str) -> str | None:
+    """Why the hub would refuse ``name`` as a secret's name, or None."""
+    if SECRET_NAME_RE.match(name):
+        return None
+    return ("Use 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or '_' "
+            "(the names a job's 'Secrets:' line can declare)")
+
+
+def value_problem(value: str) -> str | None:
+    """Why the hub would refuse ``value``, or None. Never quotes the value."""
+    if not MIN_VALUE <= len(value) <= MAX_VALUE:
+        return (f"A value must be {MIN_VALUE} to {MAX_VALUE} characters long "
+                f"(now {len(value)}); shorter ones would be masked wherever they occur")
+    if "\x00" in value:
+        return "A value may not contain NUL characters"
+    return None
+
+
+def _path(name: str) -> str:
+    return f"{API}/secrets/{quote(name, safe='')}"
+
+
+def list_secrets(conn: HubConnection) -> list[SecretInfo]:
+    """Every stored secret and every declared-but-unset one, sorted by name."""
+    answer = conn.get(f"{API}/secrets")
+    return [SecretInfo.from_json(s) for s in answer.get("secrets") or ()]
+
+
+def set_secret(conn: HubConnection, name: str, value: str) -> bool:
+    """Set or replace ``name``; True when it was new. Nothing of the value comes back."""
+    return bool(conn.put(_path(name), json={"value": value}).get("created"))
+
+
+def delete_secret(conn: HubConnection, name: str) -> None:
+    """Remove ``name``; a name that is not set raises NotFound."""
+    conn.delete(_path(name))
