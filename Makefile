@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8700
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run console test lint bench clean
 
 MODULES := hub/engine/js/modules
 MODULES_STAMP := $(MODULES)/node_modules/.installed
@@ -40,8 +40,25 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[console,dev]"
 	touch $(STAMP)
 
+# With a display (DISPLAY or WAYLAND_DISPLAY) the hub runs in the background and the
+# Owner console opens beside it; closing the console stops the hub. Without one,
+# the hub runs in the foreground as before.
 run: setup
-	$(VENV)/bin/webhub serve --host $(HOST) --port $(PORT) --demo-owner
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+		$(VENV)/bin/webhub serve --host $(HOST) --port $(PORT) --demo-owner & hub=$$!; \
+		trap 'kill $$hub 2>/dev/null; wait $$hub 2>/dev/null' EXIT INT TERM; \
+		for i in $$(seq 1 100); do \
+			$(PY) -c "import httpx,sys; httpx.get('http://$(HOST):$(PORT)/api/webjobs/health', timeout=1)" \
+				2>/dev/null && break; sleep 0.2; \
+		done; \
+		$(VENV)/bin/webjobs-console --hub http://$(HOST):$(PORT); \
+	else \
+		exec $(VENV)/bin/webhub serve --host $(HOST) --port $(PORT) --demo-owner; \
+	fi
+
+# The Owner console alone, e.g. against a hub that is already running.
+console: setup
+	$(VENV)/bin/webjobs-console $(if $(HUB),--hub $(HUB))
 
 lint: setup
 	$(VENV)/bin/ruff check hub shared console_app tests bench

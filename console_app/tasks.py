@@ -22,7 +22,7 @@ from console_app.client.connection import CancelToken
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Closure = Callable[[], None]
+Closure = Callable[[], object]
 
 
 def _log_error(exc: Exception) -> None:
@@ -44,8 +44,8 @@ class TaskManager(QObject):
 
     # -- the two ways in -------------------------------------------------------------
 
-    def run(self, work: Callable[[], T], on_done: Callable[[T], None] | None = None,
-            on_error: Callable[[Exception], None] | None = None) -> Future[None]:
+    def run(self, work: Callable[[], T], on_done: Callable[[T], object] | None = None,
+            on_error: Callable[[Exception], object] | None = None) -> Future[None]:
         """``work()`` on a worker thread; its result or failure back on this one."""
         done, failed = on_done or (lambda _r: None), on_error or _log_error
 
@@ -60,17 +60,20 @@ class TaskManager(QObject):
 
         return self._submit(task)
 
-    def stream(self, items: Callable[[CancelToken], Iterable[T]], on_item: Callable[[T], None],
-               on_done: Callable[[], None] | None = None,
-               on_error: Callable[[Exception], None] | None = None) -> CancelToken:
+    def stream(self, items: Callable[[CancelToken], Iterable[T]], on_item: Callable[[T], object],
+               on_done: Callable[[], object] | None = None,
+               on_error: Callable[[Exception], object] | None = None) -> CancelToken:
         """Each item of ``items(cancel)`` to ``on_item`` as it comes; cancel ends it.
 
         After a cancel no further callback runs, not even ``on_done``."""
         cancel = CancelToken()
         finished, failed = on_done or (lambda: None), on_error or _log_error
 
-        def guarded(fn: Closure) -> Closure:
-            return lambda: None if cancel.cancelled else fn()
+        def guarded(fn: Callable[[], object]) -> Closure:
+            def call() -> None:
+                if not cancel.cancelled:
+                    fn()
+            return call
 
         def task() -> None:
             try:

@@ -178,6 +178,9 @@ class DebuggerWindow(QMainWindow):
             self.toolbar.addSeparator()
             self.toolbar.addWidget(self.open_page_button)
             self.toolbar.addWidget(self.pause_first_switch)
+        else:  # live-only controls: unplaced, they would float over the toolbar
+            self.open_page_button.hide()
+            self.pause_first_switch.hide()
 
     # -- starting -----------------------------------------------------------------------
 

@@ -114,13 +114,16 @@ class RunView(QWidget):
         self._lay_out()
 
     def _lay_out(self) -> None:
+        # Two rows, so the run view stays narrow enough for the run list beside it.
+        actions = QHBoxLayout()
+        for button in (self.run_again_button, self.debug_button):
+            actions.addWidget(button)
+        actions.addStretch(1)
         controls = QHBoxLayout()
         for control in (self.replay_button, self.paced_box, self.skip_button,
                         self.console_note):
             controls.addWidget(control)
         controls.addStretch(1)
-        for button in (self.run_again_button, self.debug_button):
-            controls.addWidget(button)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.console_view)
         split.addWidget(self.result_edit)
@@ -128,6 +131,7 @@ class RunView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         for label in (self.facts, self.failure_label, self.params_label):
             layout.addWidget(label)
+        layout.addLayout(actions)
         layout.addLayout(controls)
         layout.addWidget(split, 1)
 

@@ -132,7 +132,8 @@ class HistoryPage(QWidget):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(self.run_view)
-        split.setSizes([520, 480])
+        split.setStretchFactor(0, 3)  # the run list needs its columns; the run view wraps
+        split.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
         layout.addWidget(self.message)
         layout.addLayout(scope)

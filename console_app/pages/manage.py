@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QMenu,
@@ -32,7 +33,10 @@ from console_app.client.jobs import JobInfo, JobList, RunningRun
 from console_app.editor_window import open_versions
 from console_app.models.jobs import (
     COL_BADGES,
+    COL_DESCRIPTION,
+    COL_LAST_RUN,
     COL_NAME,
+    COL_NOW,
     FILTER_LABELS,
     FILTERS,
     JOB_ROLE,
@@ -107,6 +111,7 @@ class ManagePage(QWidget):
         self.view.setSortingEnabled(True)
         self.view.sortByColumn(COL_NAME, Qt.SortOrder.AscendingOrder)
         self.view.setUniformRowHeights(False)
+        self._size_columns()
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(
             lambda pos: self.job_menu().exec(self.view.viewport().mapToGlobal(pos)))
@@ -118,6 +123,16 @@ class ManagePage(QWidget):
         layout.addLayout(filters)
         layout.addWidget(self.view, 1)
         self._update_buttons()
+
+    def _size_columns(self) -> None:
+        """Room for a name, three badges and a last run; the description takes the rest
+        (widths by text, so a larger font keeps them readable)."""
+        header = self.view.header()
+        header.setStretchLastSection(False)
+        em = self.view.fontMetrics().horizontalAdvance("M")
+        for column, ems in ((COL_NAME, 14), (COL_BADGES, 19), (COL_LAST_RUN, 13), (COL_NOW, 12)):
+            header.resizeSection(column, ems * em)
+        header.setSectionResizeMode(COL_DESCRIPTION, QHeaderView.ResizeMode.Stretch)
 
     def _toolbar(self) -> QHBoxLayout:
         bar = QHBoxLayout()

@@ -14,7 +14,8 @@ from hub.api.deps import address_of, caller_of, hub_of, public_scheme
 from hub.api.inbound import read_body, read_json_object
 from hub.api.login_page import render, safe_next
 from hub.auth import SESSION_COOKIE
-from shared.errors import NotSignedIn, TooManyRequests
+from hub.store.identity import User
+from shared.errors import BadRequest, NotSignedIn, TooManyRequests
 
 router = APIRouter()
 
@@ -44,34 +45,62 @@ def _session_cookie(response: Response, request: Request, value: str, max_age: i
                         samesite="lax", secure=public_scheme(request) == "https")
 
 
+async def _verified_user(request: Request, name: str, password: str) -> User:
+    """The user whose password this is, with every sign-in defence applied: the
+    per-address rate, the per-name/address throttle (its delay, then its lock) and
+    failure counting. Every password check goes through here, so a console asking for
+    a token is throttled exactly like the sign-in page. Raises ``TooManyRequests`` or
+    ``NotSignedIn``."""
+    hub, address = hub_of(request), address_of(request)
+    hub.sign_in_rate.hit(address)  # a burst of parallel guesses meets this first
+    delay = hub.sign_in.check(name, address)
+    if delay:
+        await asyncio.sleep(delay)  # deliberate: repeated failures slow down
+    # scrypt takes ~50 ms of CPU: off the event loop, so other requests keep flowing.
+    user = await asyncio.to_thread(hub.users.check_password, name, password)
+    if user is None:
+        hub.sign_in.failed(name, address)
+        raise NotSignedIn("Wrong name or password")
+    hub.sign_in.succeeded(name, address)
+    return user
+
+
 @router.post("/api/auth/login")
 async def login(request: Request) -> Response:
     hub = hub_of(request)
     fields, from_form = await _credentials(request)
-    name, address = fields.get("name", "").strip(), address_of(request)
     next_path = safe_next(fields.get("next"))
     try:
-        hub.sign_in_rate.hit(address)  # a burst of parallel guesses meets this first
-        delay = hub.sign_in.check(name, address)
-    except TooManyRequests:
-        if from_form:
-            return RedirectResponse(f"/login?note=locked&next={quote(next_path)}", 303)
-        raise
-    if delay:
-        await asyncio.sleep(delay)  # deliberate: repeated failures slow down
-    # scrypt takes ~50 ms of CPU: off the event loop, so other requests keep flowing.
-    user = await asyncio.to_thread(hub.users.check_password, name, fields.get("password", ""))
-    if user is None:
-        hub.sign_in.failed(name, address)
-        if from_form:
-            return RedirectResponse(f"/login?note=failed&next={quote(next_path)}", 303)
-        raise NotSignedIn("Wrong name or password")
-    hub.sign_in.succeeded(name, address)
+        user = await _verified_user(request, fields.get("name", "").strip(),
+                                    fields.get("password", ""))
+    except (TooManyRequests, NotSignedIn) as refused:
+        if not from_form:
+            raise
+        note = "locked" if isinstance(refused, TooManyRequests) else "failed"
+        return RedirectResponse(f"/login?note={note}&next={quote(next_path)}", 303)
     secret = hub.users.open_session(user.id)
     response: Response = (RedirectResponse(next_path, 303) if from_form else JSONResponse(
         {"success": True, "user": {"name": user.name, "userClass": user.user_class}}))
     _session_cookie(response, request, secret, int(hub.settings.session_idle_hours * 3600))
     return response
+
+
+@router.post("/api/auth/token")
+async def token(request: Request) -> dict[str, Any]:
+    """An API token for a desktop client that signs in with a name and password
+    (the Owner console keeps it, so the password is asked for once). JSON only, so a
+    plain HTML form elsewhere cannot post here."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/json":
+        raise BadRequest("Send {name, password, label} as application/json")
+    data = await read_json_object(request, 64 * 1024)
+    name, password, label = (data.get(key, "") for key in ("name", "password", "label"))
+    if not all(isinstance(v, str) for v in (name, password, label)):
+        raise BadRequest("'name', 'password' and 'label' must be strings")
+    user = await _verified_user(request, name.strip(), password)
+    info, secret = await asyncio.to_thread(hub_of(request).users.issue_token, user.name,
+                                           label or "console")
+    return {"token": secret, "id": info.id}
 
 
 @router.post("/api/auth/logout")

@@ -22,6 +22,8 @@ from console_app.run.params import remembered_params
 from console_app.session import HubSession
 from console_app.tasks import TaskManager
 from shared.errors import JobFailed
+from tests.console.conftest import CONSOLE_JOBS
+from tests.hub.conftest import REPO
 
 
 @pytest.fixture(autouse=True)
@@ -63,8 +65,18 @@ def page(qtbot: QtBot, connection: HubConnection, tasks: TaskManager,
     return shown
 
 
-def _visible(page: ManagePage) -> set[str]:
+# The shared hub's fixed jobs; other tests add their own (uniquely named) as they go.
+FIXED_JOBS = {p.name.removesuffix(".job.js") for p in (REPO / "jobs").glob("*.job.js")} | set(
+    CONSOLE_JOBS)
+
+
+def _shown(page: ManagePage) -> set[str]:
     return {page.proxy.index(r, 0).data(NAME_ROLE) for r in range(page.proxy.rowCount())}
+
+
+def _visible(page: ManagePage) -> set[str]:
+    """The fixed jobs the list shows, whatever other tests have saved meanwhile."""
+    return _shown(page) & FIXED_JOBS
 
 
 def test_list_shows_shipped_jobs_with_badges_and_the_store(page: ManagePage) -> None:
@@ -182,7 +194,7 @@ def test_create_upload_versions_and_delete(qtbot: QtBot, page: ManagePage,
     with qtbot.waitSignal(page.session.nav.sig_open_editor, timeout=10000) as opened:
         page.create_job()
     assert opened.args == [name] and "Name: " + name in api.code(connection, name)
-    qtbot.waitUntil(lambda: name in _visible(page), timeout=10000)
+    qtbot.waitUntil(lambda: name in _shown(page), timeout=10000)
     upload = tmp_path / f"{name}.job.js"
     upload.write_text(new_job_template(name).replace("ok: true", "ok: 'uploaded'"))
     answers.file = str(upload)
@@ -200,7 +212,7 @@ def test_create_upload_versions_and_delete(qtbot: QtBot, page: ManagePage,
     answers.confirm = True
     with qtbot.waitSignal(page.session.nav.sig_jobs_changed, timeout=10000):
         page.delete_job(name)
-    qtbot.waitUntil(lambda: name not in _visible(page), timeout=10000)
+    qtbot.waitUntil(lambda: name not in _shown(page), timeout=10000)
 
 
 def test_hub_failures_show_their_code(qtbot: QtBot, page: ManagePage, answers: Answers,

@@ -1,0 +1,133 @@
+"""``webjobs-console`` / ``python -m console_app``: connect, then the main window.
+
+    webjobs-console                       # the connect dialog
+    webjobs-console --hub URL [--token T] # straight in (a bad token opens the dialog)
+
+:class:`ConsoleApp` owns what outlives one hub: the TaskManager, the remembered
+hubs, the token vault, the theme. *Switch hub* reopens the dialog; the old window
+closes only once the new hub is connected."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Sequence
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QApplication
+
+from console_app.client.credentials import TokenVault
+from console_app.session import HubSession, Navigator
+from console_app.shell.banner import describe_error
+from console_app.shell.connect_dialog import ConnectDialog
+from console_app.shell.connecting import Connected, Credentials, open_hub
+from console_app.shell.hubs import APPLICATION, ORGANISATION, HubEntry, RememberedHubs
+from console_app.shell.main_window import MainWindow
+from console_app.shell.theme import Theme
+from console_app.tasks import TaskManager
+
+
+def make_application(argv: Sequence[str] = ()) -> QApplication:
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication([*argv])
+    app.setOrganizationName(ORGANISATION)
+    app.setApplicationName(APPLICATION)
+    app.setApplicationDisplayName("WebJobs console")
+    return app
+
+
+def session_for(connected: Connected, tasks: TaskManager) -> HubSession:
+    return HubSession(connected.conn, tasks, Navigator(), connected.info)
+
+
+class ConsoleApp(QObject):
+    def __init__(self, app: QApplication, vault: TokenVault | None = None,
+                 hubs: RememberedHubs | None = None) -> None:
+        super().__init__()
+        self.app = app
+        self.theme = Theme(app)
+        self.tasks = TaskManager(parent=self)
+        self.vault = vault or TokenVault()
+        self.hubs = hubs or RememberedHubs()
+        self.window: MainWindow | None = None
+        self.dialog: ConnectDialog | None = None
+
+    def start(self, url: str = "", token: str = "") -> None:
+        if url and token:
+            self.tasks.run(lambda: open_hub(url, Credentials(token=token)), self.open_window,
+                           lambda err: self.ask(url, describe_error(err)))
+        else:
+            self.ask(url)
+
+    def ask(self, url: str = "", error: str = "") -> ConnectDialog:
+        """The connect dialog (non-modal to the app: the event loop keeps running)."""
+        dialog = ConnectDialog(self.tasks, self.hubs, self.vault, self.window)
+        if url:
+            dialog.url_box.setEditText(url)
+        if error:
+            dialog.show_error(error)
+        dialog.sig_connected.connect(self.open_window)
+        dialog.rejected.connect(self._dialog_closed)
+        self.dialog = dialog
+        dialog.show()
+        return dialog
+
+    def open_window(self, connected: Connected) -> MainWindow:
+        if self.dialog is not None and self.dialog.isVisible():
+            self.dialog.close()
+        user = str(connected.info.get("user", {}).get("name", ""))
+        if self.hubs.book.find(connected.conn.url) is None:  # came from --hub/--token
+            self.hubs.remember(HubEntry(connected.conn.url, user, "token"))
+        old, self.window = self.window, MainWindow(session_for(connected, self.tasks))
+        self.window.sig_switch_hub.connect(lambda: self.ask())
+        self.window.show()
+        if old is not None:
+            old.close()
+            old.session.conn.close()
+            old.deleteLater()
+        return self.window
+
+    def _dialog_closed(self) -> None:
+        if self.window is None:  # cancelled before any hub: nothing left to show
+            self.app.quit()
+
+    def shutdown(self) -> None:
+        if self.window is not None:
+            self.window.close()
+            self.window.session.conn.close()
+        self.tasks.shutdown()
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="webjobs-console",
+                                     description="The WebJobs Owner console")
+    parser.add_argument("--hub", default="", help="hub address, e.g. http://127.0.0.1:8700")
+    parser.add_argument("--token", default="", help="an owner's API token (else the dialog)")
+    return parser.parse_args(list(argv))
+
+
+def quit_on_interrupt(app: QApplication) -> QTimer:
+    """Ctrl+C in the terminal (or ``make run`` stopping) quits cleanly. Python runs
+    signal handlers only between bytecodes, never inside Qt's event loop, so a timer
+    hands it control twice a second."""
+    signal.signal(signal.SIGINT, lambda *_: app.quit())
+    signal.signal(signal.SIGTERM, lambda *_: app.quit())
+    timer = QTimer(app)
+    timer.timeout.connect(lambda: None)
+    timer.start(500)
+    return timer
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    app = make_application(sys.argv[:1])
+    quit_on_interrupt(app)
+    console = ConsoleApp(app)
+    token = args.token or (console.vault.load(args.hub) if args.hub else None) or ""
+    console.start(args.hub, token)
+    app.setQuitOnLastWindowClosed(True)
+    try:
+        return app.exec()
+    finally:
+        console.shutdown()

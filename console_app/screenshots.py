@@ -1,0 +1,376 @@
+"""Every window and dialog of the console as a PNG, populated from a real hub.
+
+    python -m console_app.screenshots OUTDIR [--hub URL --token T [--seed]]
+                                             [--only a,b] [--theme dark]
+
+With ``--hub`` the pictures show that hub as it is (``--seed`` adds the demo job,
+runs and schedules to it). Without ``--hub`` a demo hub is started as a subprocess
+(``python -m hub.cli serve``, a temporary ``WEBHUB_HOME``, a copy of the shipped
+jobs), given an owner
+(``hub.cli user add``) and some history, schedules and versions. Screens come from
+:data:`SHOTS` plus a ``SCREENSHOTS`` dict (name -> builder) in any module of
+:data:`PROVIDERS`, so a window written later adds its own pictures; a screen whose
+module is missing is skipped with a note. ``OUTDIR/index.txt`` lists the results."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+PROVIDERS = ("console_app.run.dialog", "console_app.editor_window",
+             "console_app.debugger.window", "console_app.pages.history",
+             "console_app.pages.scheduler", "console_app.history.schedule_dialog")
+DEMO_JOB = "demo_report"
+DEMO_CODE = ("/*\nName: Demo report\nDescription: Counts and lists, for the screenshots\n*/\n"
+             "console.log('counting')\nconst items = ['alpha', 'beta', 'gamma']\n"
+             "console.warn('half way')\nconst total = items.length\n"
+             "return { total, items, nested: { ok: true } }\n")
+
+
+class Skip(Exception):
+    """A screen that cannot be drawn here; the message says why."""
+
+
+@dataclass
+class ShotContext:
+    session: Any                       # HubSession
+    work_dir: Path                     # private settings and tokens for the dialogs
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def settle(self, timeout: float = 15.0, quiet_ms: int = 400) -> None:
+        """Process events until no hub call has been in flight for ``quiet_ms``."""
+        from PySide6.QtCore import QCoreApplication
+
+        deadline, quiet_since = time.monotonic() + timeout, time.monotonic()
+        while time.monotonic() < deadline:
+            QCoreApplication.processEvents()
+            if self.session.tasks.busy:
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= quiet_ms / 1000:
+                return
+            time.sleep(0.01)  # a polling loop outside any test: nothing to await
+
+    def wait_until(self, done: Callable[[], bool], timeout: float = 20.0) -> bool:
+        from PySide6.QtCore import QCoreApplication
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            QCoreApplication.processEvents()
+            if done():
+                return True
+            time.sleep(0.01)
+        return False
+
+
+Shot = Callable[[ShotContext], Any]  # returns the QWidget to grab; raises Skip
+SHOTS: dict[str, Shot] = {}
+
+
+def shot(name: str) -> Callable[[Shot], Shot]:
+    def register(builder: Shot) -> Shot:
+        SHOTS[name] = builder
+        return builder
+    return register
+
+
+def _need(module: str, attr: str) -> Any:
+    from console_app.shell.pages import load_attr
+
+    found, why = load_attr(module, attr)
+    if found is None:
+        raise Skip(why)
+    return found
+
+
+# -- the shell's screens -----------------------------------------------------------------
+
+@shot("connect-dialog")
+def _connect(ctx: ShotContext) -> Any:
+    from PySide6.QtCore import QSettings
+
+    from console_app.client.credentials import TokenVault
+    from console_app.shell.connect_dialog import ConnectDialog
+    from console_app.shell.hubs import HubEntry, RememberedHubs
+
+    hubs = RememberedHubs(QSettings(str(ctx.work_dir / "console.ini"),
+                                    QSettings.Format.IniFormat))
+    hubs.remember(HubEntry("https://jobs.example.org", "ann", "password"))
+    hubs.remember(HubEntry(ctx.session.url, "owner", "token"))
+    dialog = ConnectDialog(ctx.session.tasks, hubs,
+                           TokenVault(use_keyring=False, folder=ctx.work_dir))
+    dialog.token_edit.setText(ctx.session.conn.token or "")
+    return dialog
+
+
+def _main_window(ctx: ShotContext) -> Any:
+    if "main" not in ctx.cache:
+        from console_app.shell.main_window import MainWindow
+
+        ctx.cache["main"] = MainWindow(ctx.session, monitor_interval_ms=60000)
+    return ctx.cache["main"]
+
+
+def _page_shot(name: str) -> Shot:
+    def build(ctx: ShotContext) -> Any:
+        window = _main_window(ctx)
+        window.show()
+        window.show_page(name)
+        return window
+    return build
+
+
+for _page in ("Manage", "Scheduler", "History", "Metrics", "Secrets"):
+    SHOTS[f"main-{_page.lower()}"] = _page_shot(_page)
+
+
+# -- other engineers' windows, driven through their public API ---------------------------
+
+@shot("run-dialog-finished")
+def _run_dialog(ctx: ShotContext) -> Any:
+    dialog = _need("console_app.run.dialog", "RunDialog")(ctx.session, DEMO_JOB, {})
+    dialog.show()
+    ctx.wait_until(lambda: getattr(dialog, "status", "") not in ("idle", "running"))
+    return dialog
+
+
+@shot("editor-window")
+def _editor(ctx: ShotContext) -> Any:
+    return _need("console_app.editor_window", "EditorWindow")(ctx.session, DEMO_JOB)
+
+
+@shot("debugger-paused")
+def _debugger(ctx: ShotContext) -> Any:
+    window = _need("console_app.debugger.window", "DebuggerWindow")(ctx.session, DEMO_JOB, {})
+    window.show()
+    ctx.wait_until(lambda: str(getattr(window.state.phase, "value", "")) == "paused")
+    return window
+
+
+@shot("versions-dialog")
+def _versions(ctx: ShotContext) -> Any:
+    dialog_class = _need("console_app.editor.versions", "VersionsDialog")
+    from console_app.client import jobs
+
+    conn = ctx.session.conn
+    versions = jobs.versions(conn, DEMO_JOB)
+
+    def fetch(number: int, done: Callable[[Any], None]) -> None:
+        ctx.session.tasks.run(lambda: jobs.version_code(conn, DEMO_JOB, number), done, done)
+
+    text = jobs.code(conn, DEMO_JOB)
+    dialog = dialog_class(versions, fetch, text, job_name=DEMO_JOB)
+    if dialog.list.count() > 1:
+        dialog.list.setCurrentRow(1)
+    return dialog
+
+
+@shot("history-replay")
+def _history(ctx: ShotContext) -> Any:
+    page = _need("console_app.pages.history", "HistoryPage")(ctx.session)
+    page.resize(1100, 700)
+    page.show()
+    ctx.settle()
+    page.open_row(0)
+    ctx.settle(quiet_ms=1500)  # the console replays at its recorded pace
+    return page
+
+
+@shot("add-schedule-dialog")
+def _add_schedule(ctx: ShotContext) -> Any:
+    dialog_class = _need("console_app.history.schedule_dialog", "ScheduleDialog")
+    return dialog_class(ctx.session, job=DEMO_JOB)
+
+
+def all_shots() -> dict[str, Shot]:
+    """The built-in screens plus every provider's ``SCREENSHOTS`` (which win)."""
+    import importlib
+
+    shots = dict(SHOTS)
+    for module in PROVIDERS:
+        try:
+            extra = getattr(importlib.import_module(module), "SCREENSHOTS", None)
+        except Exception:  # a missing or broken module: its built-in shot says why
+            continue
+        if isinstance(extra, dict):
+            shots.update(extra)
+    return shots
+
+
+# -- a demo hub ----------------------------------------------------------------------------
+
+@contextmanager
+def demo_hub(work: Path) -> Iterator[tuple[str, str]]:
+    """(url, owner token) of a fresh hub process with the shipped jobs."""
+    import socket
+
+    jobs = work / "jobs"
+    if (REPO / "jobs").is_dir():
+        shutil.copytree(REPO / "jobs", jobs)  # a copy: the demo's saves stay out of the repo
+    jobs.mkdir(exist_ok=True)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBHUB_", "WEBJOB_"))}
+    env.update({"WEBHUB_HOME": str(work / "home"), "WEBJOB_JOBS_DIR": str(jobs),
+                "WEBHUB_NODE": "demo-node"})
+    with open(work / "hub.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "hub.cli", "serve", "--port", str(port)],
+                                cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        _wait_healthy(url, proc)
+        made = subprocess.run([sys.executable, "-m", "hub.cli", "user", "add", "owner",
+                               "--class", "OWNER"], env=env, capture_output=True, text=True,
+                              timeout=60, check=True)
+        yield url, made.stdout.strip()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("the demo hub exited at start")
+        try:
+            if httpx.get(f"{url}/api/webjobs/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)  # a starting process: nothing to await
+    raise RuntimeError("the demo hub did not become healthy")
+
+
+def seed(conn: Any) -> None:
+    """Versions, history (a success and a failure) and schedules to look at."""
+    from console_app.client.errors import HubUnreachable
+    from shared.errors import WebJobsError
+
+    conn.post("/api/webjobs/save", json={"name": DEMO_JOB, "code": DEMO_CODE.replace(
+        "'gamma'", "'gamma', 'delta'")})
+    conn.post("/api/webjobs/save", json={"name": DEMO_JOB, "code": DEMO_CODE})
+    conn.post("/api/webjobs/save", json={"name": "demo_fails", "code":
+              "/*\nName: Fails on purpose\n*/\nconsole.log('trying')\nthrow new Error('no')"})
+    for name, params in ((DEMO_JOB, {}), ("public_ping", {"who": "ann"}), ("demo_fails", {}),
+                         (DEMO_JOB, {})):
+        try:
+            conn.fetch("POST", f"/api/webjobs/{name}", json=params)
+        except WebJobsError as err:
+            if isinstance(err, HubUnreachable):
+                raise
+    for name, cron, enabled in (("Nightly report", "30 2 * * 1-5", True),
+                                ("Ping each hour", "0 * * * *", False)):
+        try:
+            conn.post("/api/webjobs/schedules", json={
+                "name": name, "jobName": DEMO_JOB if enabled else "public_ping", "cron": cron,
+                "timezone": "Europe/London", "enabled": enabled})
+        except WebJobsError as err:  # seeded before: the schedule is there already
+            if isinstance(err, HubUnreachable):
+                raise
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+def render(ctx: ShotContext, shots: dict[str, Shot], out: Path) -> list[str]:
+    """Each shot to ``out/<name>.png``; returns the index lines."""
+    lines = []
+    for name, build in shots.items():
+        try:
+            widget = build(ctx)
+            if widget is None:
+                raise Skip("the builder drew nothing")
+            widget.show()
+            ctx.settle()
+            path = out / f"{name}.png"
+            if not widget.grab().save(str(path), "PNG"):
+                raise Skip("Qt could not write the PNG")
+            lines.append(f"{name}.png — {widget.windowTitle() or name}")
+        except Skip as why:
+            lines.append(f"{name}: skipped — {why}")
+        except Exception as err:
+            lines.append(f"{name}: failed — {type(err).__name__}: {err}")
+        else:
+            if widget is not ctx.cache.get("main"):
+                widget.close()
+                widget.deleteLater()
+    return lines
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m console_app.screenshots")
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--hub", default="", help="use this hub instead of starting one")
+    parser.add_argument("--token", default="", help="an owner's token for --hub")
+    parser.add_argument("--only", default="", help="comma-separated screen names")
+    parser.add_argument("--theme", choices=("light", "dark"), default="light")
+    parser.add_argument("--seed", action="store_true",
+                        help="add the demo job, runs and schedules to --hub too "
+                             "(always done on the hub started here)")
+    return parser.parse_args(list(argv))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.hub and not args.token:
+        print("--hub needs --token (an owner's API token)", file=sys.stderr)
+        return 2
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # pictures, not windows
+    # The offscreen platform warns about every window it cannot resize natively.
+    os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
+    os.environ["WEBJOBS_CONSOLE_THEME"] = args.theme
+    args.outdir.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wj-shots-")))
+        url, token = ((args.hub, args.token) if args.hub
+                      else stack.enter_context(demo_hub(work)))
+        lines = _take(url, token, args, work)
+    (args.outdir / "index.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+def _take(url: str, token: str, args: argparse.Namespace, work: Path) -> list[str]:
+    from console_app.app import make_application, session_for
+    from console_app.shell.connecting import Credentials, open_hub
+    from console_app.shell.theme import Theme
+    from console_app.tasks import TaskManager
+
+    app = make_application(sys.argv[:1])
+    Theme(app)
+    connected = open_hub(url, Credentials(token=token))
+    if args.seed or not args.hub:
+        seed(connected.conn)
+    tasks = TaskManager()
+    ctx = ShotContext(session_for(connected, tasks), work)
+    shots = all_shots()
+    wanted = [n.strip() for n in args.only.split(",") if n.strip()]
+    if wanted:
+        shots = {n: shots[n] for n in wanted if n in shots}
+    try:
+        return render(ctx, shots, args.outdir)
+    finally:
+        if "main" in ctx.cache:
+            ctx.cache["main"].close()
+        tasks.shutdown()
+        connected.conn.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

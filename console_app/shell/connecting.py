@@ -1,0 +1,90 @@
+"""Opening a hub: sign in if asked, then read who and where we are. Blocking, plain
+Python: the connect dialog runs it through the TaskManager."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from console_app.client.connection import API, HubConnection
+from shared.errors import BadRequest, Forbidden, NotSignedIn
+
+
+@dataclass(frozen=True)
+class Credentials:
+    token: str = ""
+    name: str = ""
+    password: str = ""
+
+    @property
+    def by_password(self) -> bool:
+        return bool(self.name)
+
+
+@dataclass
+class Connected:
+    conn: HubConnection
+    token: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def normalise_url(text: str) -> str:
+    """``host:8700`` → ``http://host:8700``; trailing slashes dropped."""
+    url = text.strip().rstrip("/")
+    if not url:
+        raise BadRequest("Enter the hub's address, e.g. http://127.0.0.1:8700")
+    if "://" not in url:
+        url = f"http://{url}"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadRequest(f"Not a hub address: {text.strip()}")
+    return url
+
+
+def token_label() -> str:
+    """What the hub lists the console's token as (``webhub user list``)."""
+    return f"console on {socket.gethostname()}"[:60]
+
+
+def open_hub(url: str, creds: Credentials, timeout: float = 30.0) -> Connected:
+    """A signed-in connection with ``info`` = health plus ``user`` (/api/auth/me) and
+    ``store`` (/api/webjobs/store). Raises the hub's error classes."""
+    url = normalise_url(url)
+    token = creds.token.strip()
+    if creds.by_password:
+        with HubConnection(url, timeout=timeout) as anonymous:
+            issued = anonymous.post("/api/auth/token", json={
+                "name": creds.name.strip(), "password": creds.password,
+                "label": token_label()})
+        token = str(issued["token"])
+    if not token:
+        raise BadRequest("Enter a token, or a name and password")
+    conn = HubConnection(url, token, timeout=timeout)
+    try:
+        info = read_info(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return Connected(conn, token, info)
+
+
+def read_info(conn: HubConnection) -> dict[str, Any]:
+    health = conn.get(f"{API}/health")
+    user = conn.get("/api/auth/me")
+    if user.get("kind") == "anonymous":
+        raise NotSignedIn("The hub did not take these credentials")
+    if not (user.get("kind") == "system" or user.get("userClass") == "OWNER"):
+        raise Forbidden(f"{user.get('name')} is not an owner: the console is for owners")
+    store = conn.get(f"{API}/store")
+    return {**health, "user": user, "store": store}
+
+
+def describe_store(store: dict[str, Any]) -> str:
+    """``files · 12 jobs`` or ``db (postgresql) · 12 jobs``."""
+    kind = str(store.get("store", "?"))
+    if store.get("database"):
+        kind += f" ({store['database']})"
+    jobs = store.get("jobs")
+    return f"{kind} · {jobs} jobs" if jobs is not None else kind

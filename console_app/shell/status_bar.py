@@ -1,0 +1,57 @@
+"""The main window's status bar: which hub, node and job store, who is signed in,
+whether the hub answers, and a busy indicator while hub calls are in flight."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
+
+from console_app.shell.connecting import describe_store
+
+
+class HubStatusBar(QStatusBar):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = QLabel()
+        self.hub = QLabel()
+        self.node = QLabel()
+        self.store = QLabel()
+        self.user = QLabel()
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)  # indeterminate: we never know how long a hub call takes
+        self.busy.setMaximumWidth(80)
+        self.busy.setMaximumHeight(12)
+        self.busy.setTextVisible(False)
+        self.busy.setToolTip("Talking to the hub")
+        self.busy.hide()
+        for widget in (self.state, self.hub, self.node, self.store, self.user):
+            self.addPermanentWidget(widget)
+        self.addPermanentWidget(self.busy)
+        self.set_connected(True)
+
+    def show_info(self, url: str, info: dict[str, Any]) -> None:
+        self.hub.setText(f"Hub: {url}")
+        self.update_health(info)
+        store = info.get("store")
+        if isinstance(store, dict):
+            self.store.setText(f"Store: {describe_store(store)}")
+        user = info.get("user") or {}
+        who = user.get("name") or user.get("kind") or "?"
+        self.user.setText(f"Signed in: {who}")
+
+    def update_health(self, health: dict[str, Any]) -> None:
+        node = health.get("node")
+        if node:
+            self.node.setText(f"Node: {node}")
+        workers = (f"{health.get('workersRunning', 0)} running · "
+                   f"{health.get('workersQueued', 0)} queued · "
+                   f"max {health.get('workersMax', '?')}")
+        self.node.setToolTip(f"Workers: {workers}")
+
+    def set_connected(self, connected: bool) -> None:
+        self.state.setText("● Connected" if connected else "● Hub unreachable — retrying")
+        self.state.setStyleSheet("color: #2e7d32;" if connected else "color: #c62828;")
+
+    def set_busy(self, busy: bool) -> None:
+        self.busy.setVisible(busy)

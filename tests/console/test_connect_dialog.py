@@ -1,0 +1,141 @@
+"""The connect dialog against a real hub: a token, a name and password (which buys a
+token), and the failures, each shown in the dialog with its code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from pytestqt.qtbot import QtBot
+
+from console_app.client.credentials import TokenVault
+from console_app.shell.connect_dialog import ConnectDialog
+from console_app.shell.connecting import Connected, normalise_url
+from console_app.shell.hubs import HubEntry, RememberedHubs
+from console_app.tasks import TaskManager
+from shared.errors import BadRequest
+from tests.console.conftest import OWNER_PASSWORD, ConsoleHub
+from tests.hub.conftest import free_port
+
+
+@pytest.fixture(autouse=True)
+def private_settings(tmp_path: Path) -> Iterator[None]:
+    """Nothing here may touch the real user's settings."""
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
+    yield
+    QSettings.setDefaultFormat(QSettings.Format.NativeFormat)
+
+
+@pytest.fixture
+def hubs(tmp_path: Path) -> RememberedHubs:
+    return RememberedHubs()
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> TokenVault:
+    return TokenVault(use_keyring=False, folder=tmp_path / "tokens")
+
+
+def _dialog(qtbot: QtBot, tasks: TaskManager, hubs: RememberedHubs,
+            vault: TokenVault) -> ConnectDialog:
+    dialog = ConnectDialog(tasks, hubs, vault)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    return dialog
+
+
+def _connect(qtbot: QtBot, dialog: ConnectDialog) -> Connected:
+    with qtbot.waitSignal(dialog.sig_connected, timeout=20000) as got:
+        dialog.connect_button.click()
+    connected: Connected = got.args[0]
+    connected.conn.close()
+    return connected
+
+
+def test_a_token_connects_and_is_kept(qtbot: QtBot, tasks: TaskManager, hubs: RememberedHubs,
+                                      vault: TokenVault, console_hub: ConsoleHub,
+                                      tmp_path: Path) -> None:
+    dialog = _dialog(qtbot, tasks, hubs, vault)
+    dialog.url_box.setEditText(console_hub.url + "/")
+    dialog.token_edit.setText(console_hub.owner_token)
+    connected = _connect(qtbot, dialog)
+    assert connected.info["user"]["name"] == "owner" and connected.info["node"] == "test-node"
+    assert connected.info["store"]["store"] == "files" and connected.info["ok"] is True
+    assert not dialog.isVisible() and dialog.connected is connected
+    assert vault.load(console_hub.url) == console_hub.owner_token
+    assert hubs.book.entries[0] == HubEntry(console_hub.url, "owner", "token")
+    assert RememberedHubs().book.entries == hubs.book.entries
+    assert console_hub.url in (tmp_path / "WebJobs" / "Console.ini").read_text()
+
+
+def test_name_and_password_buy_a_token_that_the_next_start_uses(
+        qtbot: QtBot, tasks: TaskManager, hubs: RememberedHubs, vault: TokenVault,
+        console_hub: ConsoleHub) -> None:
+    dialog = _dialog(qtbot, tasks, hubs, vault)
+    dialog.url_box.setEditText(console_hub.url)
+    dialog.password_mode.setChecked(True)
+    dialog.name_edit.setText("owner")
+    dialog.password_edit.setText(OWNER_PASSWORD)
+    connected = _connect(qtbot, dialog)
+    assert connected.token.startswith("wjt_") and connected.token != console_hub.owner_token
+    assert vault.load(console_hub.url) == connected.token
+    assert hubs.book.find(console_hub.url) == HubEntry(console_hub.url, "owner", "password")
+    assert dialog.password_edit.text() == ""  # the password is never kept, not even here
+
+    again = _dialog(qtbot, tasks, hubs, vault)  # the next start: the kept token, no password
+    qtbot.waitUntil(lambda: again.token_edit.text() == connected.token)
+    assert again.url_box.currentText() == console_hub.url and again.token_mode.isChecked()
+    assert _connect(qtbot, again).info["user"]["name"] == "owner"
+
+
+def test_not_keeping_the_token_forgets_an_old_one(qtbot: QtBot, tasks: TaskManager,
+                                                  hubs: RememberedHubs, vault: TokenVault,
+                                                  console_hub: ConsoleHub) -> None:
+    vault.store(console_hub.url, "wjt_old")
+    dialog = _dialog(qtbot, tasks, hubs, vault)
+    dialog.url_box.setEditText(console_hub.url)
+    dialog.token_edit.setText(console_hub.owner_token)
+    dialog.remember.setChecked(False)
+    _connect(qtbot, dialog)
+    assert vault.load(console_hub.url) is None
+
+
+@pytest.mark.parametrize("case", ["wrong password", "not an owner", "no hub", "bad address",
+                                  "bad token"])
+def test_failures_show_their_code_and_keep_the_dialog_open(
+        qtbot: QtBot, tasks: TaskManager, hubs: RememberedHubs, vault: TokenVault,
+        console_hub: ConsoleHub, case: str) -> None:
+    dialog = _dialog(qtbot, tasks, hubs, vault)
+    url, code = console_hub.url, ""
+    if case == "wrong password":
+        dialog.password_mode.setChecked(True)
+        dialog.name_edit.setText("owner")
+        dialog.password_edit.setText("not-the-password")
+        code = "AUTH-SESSION-001"
+    elif case == "not an owner":
+        dialog.token_edit.setText(console_hub.user_token)
+        code = "SYS-403"
+    elif case == "bad token":
+        dialog.token_edit.setText("wjt_nonsense")
+        code = "AUTH-SESSION-001"
+    elif case == "no hub":
+        url, code = f"http://127.0.0.1:{free_port()}", "CONSOLE-001"
+        dialog.token_edit.setText(console_hub.owner_token)
+    else:
+        url, code = "ftp://somewhere", "HUB-001"
+    dialog.url_box.setEditText(url)
+    dialog.connect_button.click()
+    qtbot.waitUntil(lambda: dialog.message.level == "error", timeout=20000)
+    assert dialog.message.text.startswith(code), dialog.message.text
+    assert dialog.isVisible() and dialog.connect_button.isEnabled() and dialog.connected is None
+    assert hubs.book.entries == [] and vault.load(url) is None
+
+
+def test_addresses_are_normalised() -> None:
+    assert normalise_url(" 127.0.0.1:8700/ ") == "http://127.0.0.1:8700"
+    assert normalise_url("https://hub.example/") == "https://hub.example"
+    with pytest.raises(BadRequest):
+        normalise_url("")
