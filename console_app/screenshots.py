@@ -157,6 +157,28 @@ def _debugger(ctx: ShotContext) -> Any:
     return window
 
 
+@shot("run-dialog-failed")
+def _run_dialog_failed(ctx: ShotContext) -> Any:
+    dialog = _need("console_app.run.dialog", "RunDialog")(ctx.session, "demo_fails", {})
+    dialog.show()
+    ctx.wait_until(lambda: getattr(dialog, "status", "") not in ("idle", "running"))
+    return dialog
+
+
+@shot("debugger-live")
+def _debugger_live(ctx: ShotContext) -> Any:
+    window = _need("console_app.debugger.window", "DebuggerWindow")(
+        ctx.session, "public_test-page", {}, live=True, opener=lambda _url: None)
+    window.show()
+    ctx.wait_until(lambda: str(getattr(window.state.phase, "value", "")) == "waiting")
+    return window
+
+
+@shot("secret-dialog")
+def _secret_dialog(ctx: ShotContext) -> Any:
+    return _need("console_app.pages.secrets", "SecretDialog")(ctx.session)
+
+
 @shot("versions-dialog")
 def _versions(ctx: ShotContext) -> Any:
     dialog_class = _need("console_app.editor.versions", "VersionsDialog")

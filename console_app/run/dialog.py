@@ -222,9 +222,13 @@ class RunDialog(QDialog):
         cls = error_class_for(failure.code)
         self.http_label.setText("—" if cls is WebJobsError else str(cls.http_status))
         self.ref_label.setText(f"ref {failure.ref}" if failure.ref else "")
-        where = f" (line {failure.line}, column {failure.column})" if failure.line else ""
+        message, where = failure.error, ""
+        if failure.line:  # the hub's message may end with "(line N)": say it once, fully
+            message = message.removesuffix(f" (line {failure.line})")
+            column = f", column {failure.column}" if failure.column else ""
+            where = f" (line {failure.line}{column})"
         limit = f" · limit: {failure.limit}" if failure.limit else ""
-        self.failure_label.setText(f"{failure.code}: {failure.error}{where}{limit}")
+        self.failure_label.setText(f"{failure.code}: {message}{where}{limit}")
         self.failure_label.show()
         outcome = "stopped" if self._stop_requested else "failed"
         self._set_status(outcome)
