@@ -11,23 +11,19 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractListModel,
-    QAbstractTableModel,
-    QModelIndex,
-    QPersistentModelIndex,
     Qt,
 )
 from PySide6.QtGui import QColor
 
 from console_app.client.history import HistoryFilters, LogEntry, RunPage, RunSummary
 from console_app.history.fmt import OUTCOME_COLOURS, duration, local_time
+from console_app.models.rows import ROOT, Index, RowsModel
 
 __all__ = [
     "LEVEL_COLOURS", "MAX_GAP_MS", "ConsoleModel", "HistoryState", "Roles", "RunTableModel",
     "replay_plan",
 ]
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()
 # Gaps longer than this are shortened when replaying at recorded pace: a job that
 # slept for ten minutes should not make the owner wait ten minutes to see its end.
 MAX_GAP_MS = 3000
@@ -92,33 +88,20 @@ def _cell(run: RunSummary, column: int) -> str:
     return run.node
 
 
-class RunTableModel(QAbstractTableModel):
+class RunTableModel(RowsModel):
     """One row per run, newest first, as the hub sent them."""
 
+    COLUMNS = COLUMNS
+
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._runs: list[RunSummary] = []
+        super().__init__(parent=parent)
 
     def set_runs(self, runs: list[RunSummary] | tuple[RunSummary, ...]) -> None:
-        self.beginResetModel()
-        self._runs = list(runs)
-        self.endResetModel()
+        self.reset_rows(list(runs))
 
     def run_at(self, row: int) -> RunSummary | None:
-        return self._runs[row] if 0 <= row < len(self._runs) else None
-
-    def rowCount(self, parent: Index = ROOT) -> int:
-        return 0 if parent.isValid() else len(self._runs)
-
-    def columnCount(self, parent: Index = ROOT) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(COLUMNS)):
-            return COLUMNS[section]
-        return None
+        found: RunSummary | None = self.row_item(row)
+        return found
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         run = self.run_at(index.row()) if index.isValid() else None

@@ -13,16 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from console_app.client.schedules import CronPreview, ScheduleInfo
 from console_app.history.fmt import OUTCOME_COLOURS, age, local_time
+from console_app.models.rows import Index, RowsModel
 
 __all__ = ["COLUMNS", "CronCheck", "Roles", "ScheduleTableModel"]
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()
 COLUMNS = ("On", "Name", "Runs", "When", "Last run", "Next run")
 ON, NAME, JOB, WHEN, LAST, NEXT = range(len(COLUMNS))
 
@@ -51,45 +50,34 @@ def _next_run(item: ScheduleInfo, now: float) -> str:
     return f"{local_time(item.next_run)} ({age(item.next_run, now)})"
 
 
-class ScheduleTableModel(QAbstractTableModel):
+class ScheduleTableModel(RowsModel):
+    COLUMNS = COLUMNS
+
     def __init__(self, on_toggle: Callable[[int, bool], None] | None = None,
                  clock: Callable[[], float] = time.time, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._items: list[ScheduleInfo] = []
+        super().__init__(parent=parent)
         self._on_toggle = on_toggle
         self._clock = clock
 
     def set_schedules(self, items: list[ScheduleInfo]) -> None:
         self.beginResetModel()
-        self._items = sorted(items, key=lambda s: (s.job_name, s.name, s.schedule_id))
+        self._rows = sorted(items, key=lambda s: (s.job_name, s.name, s.schedule_id))
         self.endResetModel()
 
     def replace(self, item: ScheduleInfo) -> None:
         """One schedule as the hub now has it (after a switch or an edit)."""
-        for row, old in enumerate(self._items):
+        for row, old in enumerate(self._rows):
             if old.schedule_id == item.schedule_id:
-                self._items[row] = item
-                self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+                self._rows[row] = item
+                self.row_changed(row)
                 return
 
     def schedule_at(self, row: int) -> ScheduleInfo | None:
-        return self._items[row] if 0 <= row < len(self._items) else None
+        found: ScheduleInfo | None = self.row_item(row)
+        return found
 
     def row_of(self, schedule_id: int) -> int:
-        return next((r for r, s in enumerate(self._items) if s.schedule_id == schedule_id), -1)
-
-    def rowCount(self, parent: Index = ROOT) -> int:
-        return 0 if parent.isValid() else len(self._items)
-
-    def columnCount(self, parent: Index = ROOT) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(COLUMNS)):
-            return COLUMNS[section]
-        return None
+        return next((r for r, s in enumerate(self._rows) if s.schedule_id == schedule_id), -1)
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         base = super().flags(index)

@@ -11,16 +11,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from console_app.client.secrets import SecretInfo
 from console_app.history.fmt import age, local_time
+from console_app.models.rows import Index, RowsModel
 
 __all__ = ["BADGE_COLOURS", "COLUMNS", "Roles", "SecretTableModel", "badge_of", "summary"]
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()
 COLUMNS = ("Secret", "Status", "Declared by", "Updated")
 NAME, STATUS, DECLARED, UPDATED = range(len(COLUMNS))
 
@@ -71,39 +70,26 @@ def _status_tip(item: SecretInfo) -> str:
     return "Set; declaring jobs read it with secrets.get."
 
 
-class SecretTableModel(QAbstractTableModel):
+class SecretTableModel(RowsModel):
+    COLUMNS = COLUMNS
+
     def __init__(self, clock: Callable[[], float] = time.time, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._items: list[SecretInfo] = []
+        super().__init__(parent=parent)
         self._clock = clock
 
     def set_secrets(self, items: list[SecretInfo]) -> None:
-        self.beginResetModel()
         # Missing ones first: they are what breaks runs and what the owner came for.
-        self._items = sorted(items, key=lambda s: (not s.missing, s.name.lower(), s.name))
-        self.endResetModel()
+        self.reset_rows(sorted(items, key=lambda s: (not s.missing, s.name.lower(), s.name)))
 
     def secrets(self) -> list[SecretInfo]:
-        return list(self._items)
+        return list(self._rows)
 
     def secret_at(self, row: int) -> SecretInfo | None:
-        return self._items[row] if 0 <= row < len(self._items) else None
+        found: SecretInfo | None = self.row_item(row)
+        return found
 
     def row_of(self, name: str) -> int:
-        return next((r for r, s in enumerate(self._items) if s.name == name), -1)
-
-    def rowCount(self, parent: Index = ROOT) -> int:
-        return 0 if parent.isValid() else len(self._items)
-
-    def columnCount(self, parent: Index = ROOT) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(COLUMNS)):
-            return COLUMNS[section]
-        return None
+        return next((r for r, s in enumerate(self._rows) if s.name == name), -1)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         item = self.secret_at(index.row()) if index.isValid() else None
