@@ -16,16 +16,13 @@ from PySide6.QtCore import (
     QAbstractItemModel,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
 )
 from PySide6.QtGui import QColor
 
 from console_app.client.jobs import JobInfo, JobList, RunningRun
-
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()  # the invisible root, as a default argument
+from console_app.models.rows import ROOT, Index
 
 COLUMNS = ("Name", "Badges", "Description", "Last run", "Now")
 COL_NAME, COL_BADGES, COL_DESCRIPTION, COL_LAST_RUN, COL_NOW = range(len(COLUMNS))

@@ -11,12 +11,10 @@ from PySide6.QtCore import (
     QAbstractItemModel,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
 )
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()  # the invisible root, as a default argument
+from console_app.models.rows import ROOT, Index
 
 COLUMNS = ("Key", "Value", "Type")
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 1   # the JSON value under a node, as parsed

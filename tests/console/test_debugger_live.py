@@ -30,23 +30,11 @@ from console_app.tasks import TaskManager
 from tests.console.conftest import OWNER_PASSWORD, ConsoleHub
 from tests.hub.browser import chromium, fresh_context
 from tests.hub.test_browser_signin import sign_in
+from tests.hub.test_debug_attach import PAGE as ATTACH_PAGE
 
 WAIT_MS = 20_000
-PAGE = """/*
-Mode: page
-Access: public
-*/
-if (request.method === 'POST') {
-  const who = params.name
-  return response.redirect('/api/webjobs/{NAME}?step=3&who=' + encodeURIComponent(who))
-}
-if (params.step === '3') {
-  const shown = params.who
-  return response.html('<p id="done">Hello ' + shown + '</p>')
-}
-const note = 'landing'
-return response.html('<form method="post" action="/api/webjobs/{NAME}">'
-  + '<input name="name" value="ann"><button id="go">Go</button></form>')"""
+# The hub's own attach test page, under each test's job name.
+PAGE = ATTACH_PAGE.replace("twostep", "{NAME}")
 
 Job = Callable[[Page], Any]
 
