@@ -211,7 +211,11 @@ def _history(ctx: ShotContext) -> Any:
 @shot("add-schedule-dialog")
 def _add_schedule(ctx: ShotContext) -> Any:
     dialog_class = _need("console_app.history.schedule_dialog", "ScheduleDialog")
-    return dialog_class(ctx.session, job=DEMO_JOB)
+    dialog = dialog_class(ctx.session, job=DEMO_JOB)
+    dialog.name_edit.setText("Weekday report")
+    dialog.cron_edit.setText("30 2 * * 1-5")  # checked as typed: the preview fills in
+    ctx.wait_until(lambda: bool(dialog.preview_label.text()))
+    return dialog
 
 
 def all_shots() -> dict[str, Shot]:
