@@ -50,9 +50,11 @@ def failure_object(err: WebJobsError, runtime_ms: int | None = None) -> dict[str
 
 
 def error_response(err: WebJobsError, runtime_ms: int | None = None,
-                   stream: bool = False) -> Response:
+                   stream: bool = False, job_id: str | None = None) -> Response:
+    """A failure as JSON (or one NDJSON line); ``job_id`` names the run that failed,
+    so a client can look it up in history without searching."""
     body = failure_object(err, runtime_ms)
-    headers = {}
+    headers = {"X-Job-Id": job_id} if job_id else {}
     if err.retry_after:
         headers["Retry-After"] = str(err.retry_after)
     if stream:
@@ -100,7 +102,7 @@ def _job_headers(result: RunResult) -> dict[str, str]:
 def plain_response(result: RunResult, drawer: bytes | None = None) -> Response:
     """``drawer``: the page console to add to an HTML page (``hub.api.page_console``)."""
     if result.error is not None:
-        return error_response(result.error, result.runtime_ms)
+        return error_response(result.error, result.runtime_ms, job_id=result.job_id)
     body = result_bytes(result)
     if drawer is not None:
         body = insert_drawer(body, drawer)

@@ -77,7 +77,8 @@ async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inboun
     if not stream:
         return plain_response(result, console_drawer(request, inbound, caller, result))
     if result.error is not None:
-        return error_response(result.error, result.runtime_ms, stream=True)
+        return error_response(result.error, result.runtime_ms, stream=True,
+                              job_id=result.job_id)
     explicit = force_stream or NDJSON in request.headers.get("accept", "").lower()
     return Response(stream_tail(result), 200 if explicit else stream_status(result),
                     {"X-Job-Id": result.job_id}, media_type=NDJSON)

@@ -71,6 +71,10 @@ def test_failure_forms(client: httpx.Client, hub: HubProcess) -> None:
     (failure,) = ndjson_events(stream)
     assert isinstance(failure, Failure) and failure.code == "JOB-001"
     assert failure.ref and failure.ref in hub.log_text()
+    # Both name the failed run, so its history record is one lookup away.
+    for answer in (plain, stream):
+        assert answer.headers["X-Job-Id"].startswith("job_")
+    assert plain.headers["X-Job-Id"] != stream.headers["X-Job-Id"]
 
 
 @pytest.mark.parametrize(("path", "status", "code"), [
