@@ -305,6 +305,9 @@ def _open_sqlite(path: Path) -> sqlite3.Connection:
                                timeout=BUSY_S)
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        # In WAL mode NORMAL is crash-safe for the hub and the file never corrupts; only
+        # a power cut can lose the last commits. FULL would fsync every history write.
+        conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
     except (OSError, sqlite3.Error) as exc:
