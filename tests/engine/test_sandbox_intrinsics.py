@@ -23,6 +23,8 @@ SPECIES_TRICKS = [
     "(globalThis.caught || 0) + 1 } }\n"
     "Object.defineProperty(Uint8Array, Symbol.species, { value: Evil })",
 ]
+# Array literals spread through the array iterator: host code must never build from one.
+ITERATOR_TRICKS = ["Array.prototype[Symbol.iterator] = function* () { yield 'bent' }"]
 WORK = """console.log('logged ✓ after the trick')
 const token = sign({ n: 1 })
 const mac = crypto.hmac('sha256', 'key', 'The quick brown fox jumps over the lazy dog')
@@ -33,7 +35,7 @@ MAC = "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8"
 
 
 @pytest.mark.parametrize("live", [False, True])
-@pytest.mark.parametrize("trick", LENGTH_TRICKS + SPECIES_TRICKS)
+@pytest.mark.parametrize("trick", LENGTH_TRICKS + SPECIES_TRICKS + ITERATOR_TRICKS)
 def test_rewritten_typed_arrays_break_only_the_job(engine: EngineHarness, trick: str,
                                                    live: bool) -> None:
     result = engine.run(f"{trick}\n{WORK}", live=live)

@@ -103,6 +103,8 @@
     0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
     0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb,
     0xbef9a3f7, 0xc67178f2]);
+  const IV = new U32([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c,
+    0x1f83d9ab, 0x5be0cd19]);
   const rotr = (x, n) => (x >>> n) | (x << (32 - n));
 
   function sha256(bytes) {
@@ -112,8 +114,8 @@
     taSet(m, bytes); m[len] = 0x80;
     const dv = new DV(taBuffer(m));
     dvSet(dv, total - 4, (len * 8) >>> 0); dvSet(dv, total - 8, floor(len / 0x20000000));
-    const H = new U32([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c,
-      0x1f83d9ab, 0x5be0cd19]);
+    const H = new U32(8);
+    taSet(H, IV);  // not from an array literal: a job may have bent the array iterator
     const W = new U32(64);
     for (let off = 0; off < total; off += 64) {
       for (let i = 0; i < 16; i++) W[i] = dvGet(dv, off + i * 4);
@@ -158,7 +160,7 @@
   }
 
   globalThis.__webjob_bytes = Object.freeze({
-    utf8Encode, utf8Decode, base64url, base64Decode, hmacSha256, ringPut,
+    utf8Encode, utf8Decode, base64url, base64Decode, sha256, hmacSha256, ringPut,
     length: taLen,  // a typed array's length, whatever a job did to the prototypes
   });
 })();
