@@ -34,7 +34,6 @@ is the caller's name, or its kind when it has none.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -95,18 +94,12 @@ class SqlHistoryStore:
         self.max_runs = max_runs
         self._own_db = own_db
         self._fts = db.dialect.name == "sqlite"
-        self._ready = False
-        self._schema_lock = threading.Lock()
 
     # -- plumbing ---------------------------------------------------------------
 
     def prepare(self) -> None:
         """Make the tables if need be (once; every call does it first anyway)."""
-        with self._schema_lock:
-            if not self._ready:
-                self._before_schema()
-                self.db.ensure_schema(statements(self.db.dialect))
-                self._ready = True
+        self.db.ensure_schema_once(RUNS, statements, before=self._before_schema)
 
     def _before_schema(self) -> None:
         """Settings that must precede the first table (the local store's vacuum mode)."""

@@ -235,14 +235,17 @@ class HubDatabase:
                 if attempt == 2:
                     raise
 
-    def ensure_schema_once(self, key: str,
-                           statements: Callable[[Dialect], Sequence[str]]) -> None:
+    def ensure_schema_once(self, key: str, statements: Callable[[Dialect], Sequence[str]],
+                           before: Callable[[], None] | None = None) -> None:
         """:meth:`ensure_schema` the first time a store asks for ``key`` on this
-        database; afterwards a set lookup, so stores may call it before every use."""
+        database; afterwards a set lookup, so stores may call it before every use.
+        ``before`` runs first, once (settings that must precede the first table)."""
         if key in self._prepared:
             return
         with self._prepare_lock:
             if key not in self._prepared:
+                if before is not None:
+                    before()
                 self.ensure_schema(statements(self.dialect))
                 self._prepared.add(key)
 
