@@ -90,6 +90,9 @@ class RunDialog(QDialog):
         self.failure_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.failure_label.setStyleSheet("color: #e53935")
         self.failure_label.hide()
+        self._lay_out()
+
+    def _lay_out(self) -> None:
         facts = QGridLayout()
         for col, (title, label) in enumerate((("Status", self.status_label),
                                               ("Runtime", self.runtime_label),
