@@ -14,6 +14,8 @@ __all__ = [
     "ACCESS_LEVELS",
     "DEFAULT_LIMITS",
     "SECRET_NAME_RE",
+    "SECRET_VALUE_MAX",
+    "SECRET_VALUE_MIN",
     "JobHeader",
     "Limits",
     "ResolvedLimits",
@@ -41,6 +43,10 @@ _TEXT_KEYS = {
 _LIMIT_KEYS = {"runtime": "runtime", "memory": "memory", "cpu": "cpu"}
 # A secret's name: what ``Secrets:`` declares and the hub's secrets store keys on.
 SECRET_NAME_RE = re.compile(r"\A[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
+# A secret's value, in characters. Every value a run reads is masked wherever it occurs
+# in the run's output, so a very short one would mask ordinary words too.
+SECRET_VALUE_MIN = 6
+SECRET_VALUE_MAX = 16 * 1024
 
 
 @dataclass(frozen=True)

@@ -14,17 +14,16 @@ from typing import Any
 from urllib.parse import quote
 
 from console_app.client.connection import API, HubConnection
-from shared.header import SECRET_NAME_RE
+from shared.header import SECRET_NAME_RE, SECRET_VALUE_MAX, SECRET_VALUE_MIN
 
 __all__ = [
-    "MAX_VALUE", "MIN_VALUE", "SecretInfo", "delete_secret", "list_secrets", "name_problem",
-    "set_secret", "value_problem",
+    "MAX_VALUE", "MIN_VALUE", "SecretChange", "SecretInfo", "delete_secret", "list_secrets",
+    "name_problem", "secret_changes", "set_secret", "value_problem",
 ]
 
-# As the hub has them (hub.secrets.service): a shorter value would be masked ('***')
-# wherever it happened to occur in a run's output, so the hub refuses it.
-MIN_VALUE = 6
-MAX_VALUE = 16 * 1024
+# The hub's own limits (shared.header): it refuses anything outside them.
+MIN_VALUE = SECRET_VALUE_MIN
+MAX_VALUE = SECRET_VALUE_MAX
 
 
 def _epoch(iso: Any) -> float | None:
@@ -95,6 +94,23 @@ def list_secrets(conn: HubConnection) -> list[SecretInfo]:
     """Every stored secret and every declared-but-unset one, sorted by name."""
     answer = conn.get(f"{API}/secrets")
     return [SecretInfo.from_json(s) for s in answer.get("secrets") or ()]
+
+
+@dataclass(frozen=True)
+class SecretChange:
+    """One set or delete of a secret: what, when and by whom (never the value)."""
+
+    action: str                  # set | delete
+    at: float | None
+    by: str | None
+
+
+def secret_changes(conn: HubConnection, name: str) -> list[SecretChange]:
+    """The last changes to ``name``, newest first (kept after a delete)."""
+    answer = conn.get(_path(name) + "/changes")
+    return [SecretChange(str(c.get("action", "")), _epoch(c.get("at")),
+                         None if c.get("by") is None else str(c["by"]))
+            for c in answer.get("changes") or () if isinstance(c, dict)]
 
 
 def set_secret(conn: HubConnection, name: str, value: str) -> bool:

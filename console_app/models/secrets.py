@@ -14,11 +14,12 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from console_app.client.secrets import SecretInfo
+from console_app.client.secrets import SecretChange, SecretInfo
 from console_app.history.fmt import age, local_time
 from console_app.models.rows import Index, RowsModel
 
-__all__ = ["BADGE_COLOURS", "COLUMNS", "Roles", "SecretTableModel", "badge_of", "summary"]
+__all__ = ["BADGE_COLOURS", "COLUMNS", "Roles", "SecretTableModel", "badge_of", "changes_text",
+           "summary"]
 
 COLUMNS = ("Secret", "Status", "Declared by", "Updated")
 NAME, STATUS, DECLARED, UPDATED = range(len(COLUMNS))
@@ -119,3 +120,13 @@ class SecretTableModel(RowsModel):
         if column == DECLARED and item.declared_by:
             return "Jobs whose header has 'Secrets: " + item.name + "'"
         return None
+
+
+def changes_text(name: str, changes: list[SecretChange]) -> str:
+    """The selected secret's story in one line: who set or deleted it, and when."""
+    if not changes:
+        return f"No recorded changes to {name}."
+    told = [f"{'set' if c.action == 'set' else 'deleted'} by {c.by or 'unknown'} "
+            f"{local_time(c.at)}" for c in changes[:10]]
+    more = f" (and {len(changes) - 10} earlier)" if len(changes) > 10 else ""
+    return f"Changes to {name}, newest first: " + " · ".join(told) + more

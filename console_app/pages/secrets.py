@@ -31,15 +31,17 @@ from PySide6.QtWidgets import (
 )
 
 from console_app.client.secrets import (
+    SecretChange,
     SecretInfo,
     delete_secret,
     list_secrets,
     name_problem,
+    secret_changes,
     set_secret,
     value_problem,
 )
 from console_app.history.banner import MessageBar
-from console_app.models.secrets import SecretTableModel, summary
+from console_app.models.secrets import SecretTableModel, changes_text, summary
 from console_app.session import HubSession
 
 __all__ = ["SecretDialog", "SecretsPage"]
@@ -237,6 +239,7 @@ class SecretsPage(QWidget):
     sig_loaded = Signal()               # the table shows the hub's listing
     sig_changed = Signal()              # a set, replace or delete was confirmed by the hub
     sig_failed = Signal(str)            # a hub call failed: 'CODE: message' shown on the page
+    sig_changes_shown = Signal(str)     # the selected secret's change log is on the page
 
     def __init__(self, session: HubSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -245,6 +248,7 @@ class SecretsPage(QWidget):
         self.dialog: SecretDialog | None = None
         self.confirm_box: QMessageBox | None = None
         self._seq = 0
+        self._changes_seq = 0
         self._build()
         session.nav.sig_jobs_changed.connect(self.refresh)  # declarers may have changed
 
@@ -269,7 +273,9 @@ class SecretsPage(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.doubleClicked.connect(self._double_clicked)
-        self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_moved())
+        self.changes_label = QLabel(wordWrap=True)
+        self.changes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         bar = QHBoxLayout()
         bar.addWidget(self.summary_label, 1)
         for button in (self.new_button, self.set_button, self.delete_button,
@@ -279,6 +285,7 @@ class SecretsPage(QWidget):
         layout.addWidget(self.message)
         layout.addLayout(bar)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.changes_label)
         self._update_buttons()
 
     # -- loading -----------------------------------------------------------------------
@@ -324,6 +331,23 @@ class SecretsPage(QWidget):
         row = self.model.row_of(name)
         if row >= 0:
             self.table.selectRow(row)
+
+    def _selection_moved(self) -> None:
+        self._update_buttons()
+        item = self.selected()
+        self.changes_label.clear()
+        if item is None:
+            return
+        self._changes_seq += 1
+        seq, conn, name = self._changes_seq, self.session.conn, item.name
+
+        def shown(changes: list[SecretChange]) -> None:
+            if seq == self._changes_seq:
+                self.changes_label.setText(changes_text(name, changes))
+                self.sig_changes_shown.emit(name)
+
+        self.session.tasks.run(lambda: secret_changes(conn, name), shown,
+                               lambda exc: shown([]) if seq == self._changes_seq else None)
 
     def _update_buttons(self) -> None:
         item = self.selected()

@@ -24,6 +24,12 @@ async def list_secrets(request: Request) -> dict[str, Any]:
     return {"secrets": await asyncio.to_thread(hub_of(request).secrets.listing)}
 
 
+@router.get("/secrets/{name}/changes")
+async def secret_changes(name: str, request: Request) -> dict[str, Any]:
+    await owner_of(request)
+    return await asyncio.to_thread(hub_of(request).secrets.changes, name)
+
+
 @router.put("/secrets/{name}")
 async def set_secret(name: str, request: Request) -> dict[str, Any]:
     caller = await owner_of(request)

@@ -16,13 +16,13 @@ from typing import Any
 from hub.secrets.store import SecretStore
 from hub.store.base import JobStore
 from shared.errors import BadRequest, NotFound
-from shared.header import SECRET_NAME_RE, parse_header
+from shared.header import SECRET_NAME_RE, SECRET_VALUE_MAX, SECRET_VALUE_MIN, parse_header
 
 __all__ = ["MAX_VALUE", "MIN_VALUE", "SecretsService", "check_secret_name"]
 
 log = logging.getLogger("webhub.secrets")
-MIN_VALUE = 6
-MAX_VALUE = 16 * 1024
+MIN_VALUE = SECRET_VALUE_MIN
+MAX_VALUE = SECRET_VALUE_MAX
 
 
 def check_secret_name(name: Any) -> str:
@@ -92,3 +92,11 @@ class SecretsService:
             raise NotFound(f"There is no secret named '{name}'")
         log.info("secret %s deleted by %s", name, by or "unknown")
         return {"success": True, "name": name}
+
+    def changes(self, name: Any) -> dict[str, Any]:
+        """Who set or deleted the secret ``name`` and when, newest first (its last 100
+        changes; kept after a delete, so a removed secret's story stays readable)."""
+        name = check_secret_name(name)
+        return {"name": name, "changes": [
+            {"action": c.action, "at": _iso(c.at), "by": c.by}
+            for c in self.store.changes(name)]}

@@ -221,6 +221,12 @@ def test_delete_is_confirmed_and_leaves_the_declared_name_missing(
     index = page.model.index(row_of(page, declared.secret), STATUS)
     assert page.model.data(index, Roles.BADGE) == "missing"
     assert page.message.text() == f"Deleted the secret '{declared.secret}'."
+    page.table.clearSelection()
+    with qtbot.waitSignal(page.sig_changes_shown, timeout=WAIT):
+        page.select(declared.secret)  # its story survives the delete
+    story = page.changes_label.text()
+    assert story.startswith(f"Changes to {declared.secret}, newest first: deleted by owner")
+    assert "set by owner" in story and "doomed-value" not in story
 
 
 def test_a_user_is_refused_and_sees_the_code(qtbot: QtBot, console_hub: ConsoleHub,

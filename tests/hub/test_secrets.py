@@ -119,6 +119,10 @@ def test_put_replaces_and_delete_removes(client: httpx.Client) -> None:
     assert missing.status_code == 404 and missing.json()["code"] == "SYS-404"
     names = [s["name"] for s in client.get(f"{API}/secrets", headers=AUTH).json()["secrets"]]
     assert "temp.one" not in names
+    story = client.get(f"{API}/secrets/temp.one/changes", headers=AUTH).json()
+    assert [c["action"] for c in story["changes"]][:3] == ["delete", "set", "set"]
+    assert all(c["by"] and c["at"].endswith("Z") for c in story["changes"])
+    assert "first-value" not in str(story) and "second-value" not in str(story)
 
 
 @pytest.mark.parametrize(("path", "body", "says"), [
@@ -149,7 +153,7 @@ def test_non_owners_are_refused(hub: HubProcess, client: httpx.Client) -> None:
     user = {"Authorization": f"Bearer {hub.add_user('plain_user')}"}
     calls: list[tuple[str, str, dict[str, Any] | None]] = [
         ("GET", "/secrets", None), ("PUT", "/secrets/leak_demo", {"value": "hijacked!"}),
-        ("DELETE", "/secrets/leak_demo", None)]
+        ("DELETE", "/secrets/leak_demo", None), ("GET", "/secrets/leak_demo/changes", None)]
     for method, path, body in calls:
         refused = client.request(method, API + path, json=body, headers=user)
         assert refused.status_code == 403 and refused.json()["code"] == "SYS-403"
