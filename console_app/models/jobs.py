@@ -22,7 +22,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 
 from console_app.client.jobs import JobInfo, JobList, RunningRun
-from console_app.models.rows import ROOT, Index
+from console_app.models.rows import ROOT, Index, column_header
 
 COLUMNS = ("Name", "Badges", "Description", "Last run", "Now")
 COL_NAME, COL_BADGES, COL_DESCRIPTION, COL_LAST_RUN, COL_NOW = range(len(COLUMNS))
@@ -235,10 +235,7 @@ class JobsModel(QAbstractItemModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
+        return column_header(COLUMNS, section, orientation, role)
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():

@@ -9,10 +9,19 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-__all__ = ["ROOT", "Index", "RowsModel"]
+__all__ = ["ROOT", "Index", "RowsModel", "column_header"]
 
 Index = QModelIndex | QPersistentModelIndex
 ROOT = QModelIndex()  # the invisible root, as a default argument
+
+
+def column_header(columns: tuple[str, ...], section: int, orientation: Qt.Orientation,
+                  role: int) -> str | None:
+    """A model's ``headerData``: the column's title across the top, nothing else."""
+    if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(columns)):
+        return columns[section]
+    return None
 
 
 class RowsModel(QAbstractTableModel):
@@ -41,7 +50,4 @@ class RowsModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.COLUMNS)):
-            return self.COLUMNS[section]
-        return None
+        return column_header(self.COLUMNS, section, orientation, role)

@@ -14,7 +14,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from console_app.models.rows import ROOT, Index
+from console_app.models.rows import ROOT, Index, column_header
 
 COLUMNS = ("Key", "Value", "Type")
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 1   # the JSON value under a node, as parsed
@@ -106,10 +106,7 @@ class JsonTreeModel(QAbstractItemModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
+        return column_header(COLUMNS, section, orientation, role)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
