@@ -12,15 +12,12 @@ from typing import Any
 
 from PySide6.QtCore import QItemSelection, QTimer, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -38,6 +35,7 @@ from console_app.history.banner import MessageBar
 from console_app.history.run_view import RunView
 from console_app.models.history import HistoryState, RunTableModel
 from console_app.session import HubSession
+from console_app.widgets import row_table
 
 __all__ = ["TIME_RANGES", "HistoryPage"]
 
@@ -95,14 +93,7 @@ class HistoryPage(QWidget):
             box.currentIndexChanged.connect(lambda _i: self._apply_widgets())
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table = row_table(self.model)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
         self.prev_button = QPushButton("‹ Newer")
         self.prev_button.clicked.connect(lambda: self._go(self.state.previous_filters()))

@@ -14,7 +14,6 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -22,7 +21,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QPushButton,
-    QTableView,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -39,6 +37,7 @@ from console_app.history.banner import MessageBar
 from console_app.history.schedule_dialog import ScheduleDialog
 from console_app.models.schedules import LAST, WHEN, ScheduleTableModel
 from console_app.session import HubSession
+from console_app.widgets import row_table
 
 __all__ = ["SchedulerPage"]
 
@@ -117,12 +116,7 @@ class SchedulerPage(QWidget):
         self._update_buttons()
 
     def _build_table(self) -> None:
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)
+        self.table = row_table(self.model)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(WHEN, QHeaderView.ResizeMode.Stretch)  # the plain words
