@@ -264,10 +264,9 @@ class FileJobStore:
             entry = self._next(name, entries, data, self.clock(), by)
             _write_atomic(self._path(name), data)
             self._write_index(name, [*entries, entry])
-        stored = self.get(name)
-        if stored is None:
-            raise InternalError(f"Job '{name}' vanished while it was being saved")
-        return stored
+        # What this save wrote, from under the lock: reading the file back afterwards
+        # could find a concurrent save's newer version instead.
+        return StoredJob(name, code, entry.saved, entry.version, by)
 
     def restore(self, name: str, version: int, by: str | None = None) -> StoredJob:
         old = self.get_version(name, version)
