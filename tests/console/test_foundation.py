@@ -102,3 +102,26 @@ def test_stream_items_then_done_and_cancel_silences(qtbot: QtBot, tasks: TaskMan
     with qtbot.waitSignal(tasks.sig_busy_changed, timeout=5000):
         pass
     assert later == [1]
+
+
+def test_qt_objects_given_to_tasks_die_on_the_gui_thread(qtbot: QtBot,
+                                                          tasks: TaskManager) -> None:
+    # A Qt object dropped last by a worker thread dies there and can crash the process:
+    # whatever a task's functions hold must be released by the GUI thread.
+    from PySide6.QtCore import QObject
+
+    gui = threading.get_ident()
+    died_on: list[int] = []
+    done: list[int] = []
+    for n in range(60):
+        holder = QObject()
+        holder.destroyed.connect(lambda *_: died_on.append(threading.get_ident()))
+        if n % 2:
+            tasks.run(lambda h=holder: h.objectName(), lambda _r, h=holder: done.append(1))
+        else:
+            tasks.stream(lambda _c, h=holder: iter([h.objectName()]),
+                         lambda _i, h=holder: None, lambda h=holder: done.append(1))
+        del holder
+    qtbot.waitUntil(lambda: len(done) == 60, timeout=10000)
+    qtbot.waitUntil(lambda: len(died_on) == 60, timeout=10000)
+    assert set(died_on) == {gui}

@@ -202,8 +202,9 @@ def test_create_upload_versions_and_delete(qtbot: QtBot, page: ManagePage,
         page.upload_job()
     assert note.args == [f"Uploaded {name}", False]
     assert "uploaded" in api.code(connection, name)
-    with qtbot.waitSignal(page.sig_loaded, timeout=10000):
-        page.show_versions(name)
+    opened_before = len(page.dialogs)
+    page.show_versions(name)  # the code is fetched first, then the dialog opens
+    qtbot.waitUntil(lambda: len(page.dialogs) > opened_before, timeout=10000)
     versions = page.dialogs[-1]
     qtbot.waitUntil(lambda: versions.list.count() == 2, timeout=10000)  # type: ignore[attr-defined]
     answers.confirm = False
