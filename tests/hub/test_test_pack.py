@@ -113,7 +113,8 @@ def test_limits_job_ends_on_each_limit(client: httpx.Client, what: str, named: s
     assert named.format(runtime=header.runtime, cpu=header.cpu, memory=header.memory) \
         in body["error"]
     if what == "runtime":
-        assert body["runtime"] >= header.runtime  # type: ignore[operator]
+        # asyncio runs a timer up to its clock's resolution early: 2999 for 3000 is on time.
+        assert body["runtime"] >= header.runtime - 1  # type: ignore[operator]
 
 
 @pytest.mark.parametrize(("what", "said"), [
