@@ -18,8 +18,8 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
 from console_app.client.credentials import TokenVault
+from console_app.client.errors import describe_error
 from console_app.session import HubSession, Navigator
-from console_app.shell.banner import describe_error
 from console_app.shell.connect_dialog import ConnectDialog
 from console_app.shell.connecting import Connected, Credentials, open_hub
 from console_app.shell.hubs import APPLICATION, ORGANISATION, HubEntry, RememberedHubs

@@ -13,7 +13,6 @@ changes asks Save / Discard / Cancel."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -22,22 +21,16 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QToolBar, QWidget
 
 from console_app.client import jobs as api
+from console_app.client.errors import describe_error
 from console_app.editor import JobEditor, VersionsDialog
 from console_app.run.dialog import RunDialog
 from console_app.run.params import remembered_params
 from console_app.session import DEBUG_BREAKPOINTS_KEY, DEBUG_CODE_KEY, HubSession
-from shared.errors import JobDoesNotParse, WebJobsError
+from shared.errors import JobDoesNotParse
 
 __all__ = ["DEBUG_BREAKPOINTS_KEY", "DEBUG_CODE_KEY", "EditorWindow", "open_versions"]
 
-_LINE_IN_MESSAGE = re.compile(r"\(line (\d+)\)")
 Notify = Callable[[str, bool], None]
-
-
-def _describe(exc: Exception) -> str:
-    if isinstance(exc, WebJobsError):
-        return f"{exc.code}: {exc.message}"
-    return f"Unexpected failure: {exc}"
 
 
 def open_versions(session: HubSession, name: str, current_text: str, parent: QWidget | None,
@@ -56,9 +49,9 @@ def open_versions(session: HubSession, name: str, current_text: str, parent: QWi
 
     dialog.sig_restore_requested.connect(lambda n: tasks.run(
         lambda: api.restore(conn, name, n), lambda _job: restored(n),
-        lambda exc: notify(f"Could not restore version {n}: {_describe(exc)}", True)))
+        lambda exc: notify(f"Could not restore version {n}: {describe_error(exc)}", True)))
     tasks.run(lambda: api.versions(conn, name), dialog.set_versions,
-              lambda exc: notify(f"Could not list versions: {_describe(exc)}", True))
+              lambda exc: notify(f"Could not list versions: {describe_error(exc)}", True))
     dialog.show()
     return dialog
 
@@ -119,7 +112,7 @@ class EditorWindow(QMainWindow):
     def load(self) -> None:
         self.session.tasks.run(lambda: api.code(self.session.conn, self.name), self._loaded,
                                lambda exc: self.notify(
-                                   f"Could not load {self.name}: {_describe(exc)}", True))
+                                   f"Could not load {self.name}: {describe_error(exc)}", True))
 
     def _loaded(self, text: str) -> None:
         self.editor.set_text(text)
@@ -152,7 +145,7 @@ class EditorWindow(QMainWindow):
         if isinstance(exc, JobDoesNotParse) and exc.line:
             self.editor.clear_errors()
             self.editor.mark_error(int(exc.line), exc.column, exc.message)
-        self.notify(f"Not saved: {_describe(exc)}", True)
+        self.notify(f"Not saved: {describe_error(exc)}", True)
         self.sig_save_failed.emit(getattr(exc, "code", ""))
 
     # -- run, debug, versions ------------------------------------------------------------
@@ -170,12 +163,8 @@ class EditorWindow(QMainWindow):
         failure = dialog.failure
         if failure is None:
             return
-        line = failure.line
-        found = _LINE_IN_MESSAGE.search(failure.error) if line is None else None
-        if found:
-            line = int(found.group(1))
-        if line:
-            self.editor.mark_error(line, failure.column, failure.error)
+        if failure.line:  # the hub sends a failure's line and column with it
+            self.editor.mark_error(failure.line, failure.column, failure.error)
 
     def debug_params(self) -> dict[str, Any]:
         params: dict[str, Any] = dict(remembered_params(self.session.url, self.name))

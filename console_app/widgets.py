@@ -1,11 +1,13 @@
-"""Small widget recipes the console's pages share."""
+"""Small widgets and recipes the console's pages share."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractItemModel
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QWidget
 
-__all__ = ["row_table"]
+from console_app.client.errors import describe_error
+
+__all__ = ["MessageBar", "row_table"]
 
 
 def row_table(model: QAbstractItemModel, parent: QWidget | None = None) -> QTableView:
@@ -22,3 +24,35 @@ def row_table(model: QAbstractItemModel, parent: QWidget | None = None) -> QTabl
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     table.horizontalHeader().setStretchLastSection(True)
     return table
+
+
+# A page's non-modal message line: a hub failure shows its code and message here,
+# never in a dialog the owner must dismiss, and never as a crash.
+_STYLES = {"error": "background:#fdecea;color:#8a1c1c;border:1px solid #f5c2c0;",
+           "info": "background:#e8f1fb;color:#0d3c61;border:1px solid #b6d4f2;"}
+
+
+class MessageBar(QLabel):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.kind = ""
+        self.hide()
+
+    def show_error(self, exc: Exception, doing: str = "") -> None:
+        prefix = f"{doing} failed — " if doing else ""
+        self._show("error", prefix + describe_error(exc))
+
+    def show_info(self, text: str) -> None:
+        self._show("info", text)
+
+    def clear_message(self) -> None:
+        self.kind = ""
+        self.setText("")
+        self.hide()
+
+    def _show(self, kind: str, text: str) -> None:
+        self.kind = kind
+        self.setStyleSheet(f"QLabel{{{_STYLES[kind]}padding:4px 8px;border-radius:3px;}}")
+        self.setText(text)
+        self.show()

@@ -21,3 +21,12 @@ class HubUnreachable(WebJobsError):
 
 class NotAHub(HubUnreachable):
     code = "CONSOLE-002"
+
+
+def describe_error(exc: BaseException) -> str:
+    """How the console words a failure: ``SYS-404: There is no schedule 9 (ref …)``,
+    the code first, as support asks for it; anything else by its type."""
+    if isinstance(exc, WebJobsError):
+        ref = f" (ref {exc.ref})" if exc.ref else ""
+        return f"{exc.code}: {exc.message}{ref}"
+    return f"{type(exc).__name__}: {exc}"

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from console_app.client.connection import API
+from console_app.client.errors import describe_error
 from console_app.client.schedules import (
     CATCH_UP_MODES,
     OVERLAP_MODES,
@@ -35,7 +36,6 @@ from console_app.client.schedules import (
     preview_cron,
     update_schedule,
 )
-from console_app.history.banner import describe_error
 from console_app.history.fmt import zoned_time
 from console_app.models.schedules import CronCheck
 from console_app.session import HubSession

@@ -31,11 +31,10 @@ from console_app.client.history import (
     get_run,
     list_runs,
 )
-from console_app.history.banner import MessageBar
 from console_app.history.run_view import RunView
 from console_app.models.history import HistoryState, RunTableModel
 from console_app.session import HubSession
-from console_app.widgets import row_table
+from console_app.widgets import MessageBar, row_table
 
 __all__ = ["TIME_RANGES", "HistoryPage"]
 

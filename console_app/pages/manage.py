@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from console_app.client import jobs as api
+from console_app.client.errors import describe_error
 from console_app.client.jobs import JobInfo, JobList, RunningRun
 from console_app.editor_window import open_versions
 from console_app.models.jobs import (
@@ -49,17 +50,9 @@ from console_app.pages.manage_parts import Asker, BadgeDelegate, new_job_templat
 from console_app.run.dialog import RunDialog
 from console_app.run.params import remember_params, remembered_params
 from console_app.session import HubSession
-from shared.errors import WebJobsError
 
 POLL_MS = 2000      # /running while visible: one small JSON answer
 TICK_MS = 1000      # ages move on between polls without a call
-
-
-def describe(exc: Exception) -> str:
-    if isinstance(exc, WebJobsError):
-        ref = f" (ref {exc.ref})" if exc.ref else ""
-        return f"{exc.code}: {exc.message}{ref}"
-    return f"Unexpected failure: {exc}"
 
 
 class ManagePage(QWidget):
@@ -217,7 +210,7 @@ class ManagePage(QWidget):
 
     def _load_failed(self, exc: Exception) -> None:
         self._loading = self._reload_pending = False
-        self.show_message(f"Could not load the jobs: {describe(exc)}", error=True)
+        self.show_message(f"Could not load the jobs: {describe_error(exc)}", error=True)
 
     def poll_running(self) -> None:
         if self._polling or not self.isVisible():
@@ -238,7 +231,7 @@ class ManagePage(QWidget):
 
     def _poll_failed(self, exc: Exception) -> None:
         self._polling = False
-        self.show_message(f"Could not read the runs in flight: {describe(exc)}", error=True)
+        self.show_message(f"Could not read the runs in flight: {describe_error(exc)}", error=True)
         self._schedule_poll()
 
     def _schedule_poll(self) -> None:
@@ -270,7 +263,7 @@ class ManagePage(QWidget):
             return JobDetails(api.code(conn, name), api.schedules_of(conn, name))
 
         def failed(exc: Exception) -> None:
-            self.model.set_details(name, JobDetails(error=f"Could not load: {describe(exc)}"))
+            self.model.set_details(name, JobDetails(error=f"Could not load: {describe_error(exc)}"))
             self.sig_details_loaded.emit(name)
 
         def done(details: JobDetails) -> None:
@@ -330,7 +323,7 @@ class ManagePage(QWidget):
 
         self.session.tasks.run(
             lambda: api.code(self.session.conn, name), show,
-            lambda exc: self.show_message(f"Could not open versions: {describe(exc)}", True))
+            lambda exc: self.show_message(f"Could not open versions: {describe_error(exc)}", True))
 
     def delete_job(self, name: str) -> None:
         if not name or not self.asker.confirm(
@@ -339,7 +332,7 @@ class ManagePage(QWidget):
         self.session.tasks.run(lambda: api.delete(self.session.conn, name),
                                lambda _r: self._done(f"Deleted {name}"),
                                lambda exc: self.show_message(
-                                   f"Could not delete {name}: {describe(exc)}", True))
+                                   f"Could not delete {name}: {describe_error(exc)}", True))
 
     # -- the toolbar ---------------------------------------------------------------------
 
@@ -357,7 +350,7 @@ class ManagePage(QWidget):
 
         self.session.tasks.run(
             lambda: api.save(self.session.conn, name, new_job_template(name)), created,
-            lambda exc: self.show_message(f"Could not create {name}: {describe(exc)}", True))
+            lambda exc: self.show_message(f"Could not create {name}: {describe_error(exc)}", True))
 
     def upload_job(self) -> None:
         chosen = self.asker.pick_file("Upload a job file", self)
@@ -367,7 +360,7 @@ class ManagePage(QWidget):
         self.session.tasks.run(
             lambda: api.upload(self.session.conn, path),
             lambda job: self._done(f"Uploaded {job.get('name') or path.name}"),
-            lambda exc: self.show_message(f"Could not upload {path.name}: {describe(exc)}",
+            lambda exc: self.show_message(f"Could not upload {path.name}: {describe_error(exc)}",
                                           True))
 
     def run_ad_hoc(self) -> None:

@@ -24,10 +24,10 @@ from PySide6.QtWidgets import (
 
 from console_app.client.connection import HubConnection
 from console_app.client.history import Health, MetricsSnapshot, get_health, get_metrics
-from console_app.history.banner import MessageBar
 from console_app.history.chart import HourlyChart
 from console_app.history.metrics_data import Card, HourlySeries, cards, hourly_series
 from console_app.session import HubSession
+from console_app.widgets import MessageBar
 
 __all__ = ["MetricsPage"]
 

@@ -33,11 +33,10 @@ from console_app.client.schedules import (
     run_now,
     set_enabled,
 )
-from console_app.history.banner import MessageBar
 from console_app.history.schedule_dialog import ScheduleDialog
 from console_app.models.schedules import LAST, WHEN, ScheduleTableModel
 from console_app.session import HubSession
-from console_app.widgets import row_table
+from console_app.widgets import MessageBar, row_table
 
 __all__ = ["SchedulerPage"]
 

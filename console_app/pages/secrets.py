@@ -37,10 +37,9 @@ from console_app.client.secrets import (
     set_secret,
     value_problem,
 )
-from console_app.history.banner import MessageBar
 from console_app.models.secrets import SecretTableModel, changes_text, summary
 from console_app.session import HubSession
-from console_app.widgets import row_table
+from console_app.widgets import MessageBar, row_table
 
 __all__ = ["SecretDialog", "SecretsPage"]
 

@@ -1,14 +1,13 @@
 """Non-modal messages: a strip across the top of a window, never a blocking box.
 
-Every failure the shell shows goes through :func:`describe_error`, so the user
-always sees the code (``SYS-403: …``) they can look up in the README."""
+Every failure the shell shows is worded by
+:func:`console_app.client.errors.describe_error`, so the user always sees the code
+(``SYS-403: …``) they can look up in the README."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
-
-from shared.errors import WebJobsError
 
 # Background/foreground pairs readable on both light and dark palettes.
 LEVELS = {
@@ -16,12 +15,6 @@ LEVELS = {
     "warning": ("#fff3cd", "#523c00"),
     "info": ("#cfe2ff", "#052c65"),
 }
-
-
-def describe_error(exc: BaseException) -> str:
-    if isinstance(exc, WebJobsError):
-        return f"{exc.code}: {exc.message}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 class Banner(QFrame):

@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from console_app.client.credentials import TokenVault
-from console_app.shell.banner import Banner, describe_error
+from console_app.client.errors import describe_error
+from console_app.shell.banner import Banner
 from console_app.shell.connecting import Connected, Credentials, normalise_url, open_hub
 from console_app.shell.hubs import HubEntry, HubListModel, RememberedHubs
 from console_app.tasks import TaskManager

@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
 )
 
 from console_app.client.connection import API, HubConnection
+from console_app.client.errors import describe_error
 from console_app.session import HubSession
-from console_app.shell.banner import Banner, describe_error
+from console_app.shell.banner import Banner
 from console_app.shell.monitor import ConnectionMonitor, Probe
 from console_app.shell.pages import PageFactory, PlaceholderPage, default_pages
 from console_app.shell.screens import ScreenOpener, ScreenSpec

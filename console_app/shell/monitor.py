@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from console_app.shell.banner import describe_error
+from console_app.client.errors import describe_error
 from console_app.tasks import TaskManager
 
 Probe = Callable[[], dict[str, Any]]

@@ -13,8 +13,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QWidget
 
+from console_app.client.errors import describe_error
 from console_app.session import HubSession
-from console_app.shell.banner import describe_error
 from console_app.shell.pages import load_attr
 
 Arguments = tuple[tuple[Any, ...], dict[str, Any]]
