@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel
+from collections.abc import Callable
+
+from PySide6.QtCore import QAbstractItemModel, QEvent, QObject, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QWidget
 
 from console_app.client.errors import describe_error
 
-__all__ = ["MessageBar", "row_table"]
+__all__ = ["MessageBar", "RefreshWhileShown", "row_table"]
 
 
 def row_table(model: QAbstractItemModel, parent: QWidget | None = None) -> QTableView:
@@ -56,3 +58,23 @@ class MessageBar(QLabel):
         self.setStyleSheet(f"QLabel{{{_STYLES[kind]}padding:4px 8px;border-radius:3px;}}")
         self.setText(text)
         self.show()
+
+
+class RefreshWhileShown(QObject):
+    """Calls ``refresh`` when ``page`` is shown and every ``interval_ms`` while it
+    stays shown; a hidden page costs the hub nothing."""
+
+    def __init__(self, page: QWidget, interval_ms: int, refresh: Callable[[], object]) -> None:
+        super().__init__(page)
+        self._refresh = refresh
+        self.timer = QTimer(self, interval=interval_ms)
+        self.timer.timeout.connect(refresh)
+        page.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Show:
+            self.timer.start()
+            self._refresh()
+        elif event.type() == QEvent.Type.Hide:
+            self.timer.stop()
+        return False

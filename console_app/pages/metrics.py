@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QFrame,
@@ -27,7 +26,7 @@ from console_app.client.history import Health, MetricsSnapshot, get_health, get_
 from console_app.history.chart import HourlyChart
 from console_app.history.metrics_data import Card, HourlySeries, cards, hourly_series
 from console_app.session import HubSession
-from console_app.widgets import MessageBar
+from console_app.widgets import MessageBar, RefreshWhileShown
 
 __all__ = ["MetricsPage"]
 
@@ -78,8 +77,7 @@ class MetricsPage(QWidget):
         self.figures: Figures | None = None
         self.cards: dict[str, CardWidget] = {}
         self._seq = 0
-        self._timer = QTimer(self, interval=REFRESH_MS)
-        self._timer.timeout.connect(self.refresh)
+        self._refresher = RefreshWhileShown(self, REFRESH_MS, self.refresh)
         self.message = MessageBar()
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
@@ -101,15 +99,6 @@ class MetricsPage(QWidget):
         layout.addLayout(top)
         layout.addLayout(self._card_grid)
         layout.addLayout(charts, 1)
-
-    def showEvent(self, event: Any) -> None:
-        super().showEvent(event)
-        self._timer.start()
-        self.refresh()
-
-    def hideEvent(self, event: Any) -> None:
-        super().hideEvent(event)
-        self._timer.stop()
 
     def refresh(self) -> None:
         self._seq += 1

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -36,7 +36,7 @@ from console_app.client.schedules import (
 from console_app.history.schedule_dialog import ScheduleDialog
 from console_app.models.schedules import LAST, WHEN, ScheduleTableModel
 from console_app.session import HubSession
-from console_app.widgets import MessageBar, row_table
+from console_app.widgets import MessageBar, RefreshWhileShown, row_table
 
 __all__ = ["SchedulerPage"]
 
@@ -77,8 +77,7 @@ class SchedulerPage(QWidget):
         self.ask_params: Callable[[ScheduleInfo], dict[str, Any] | None] = (
             lambda item: _ask_params(self, item))
         self._seq = 0
-        self._timer = QTimer(self, interval=REFRESH_MS)
-        self._timer.timeout.connect(self.refresh)
+        self._refresher = RefreshWhileShown(self, REFRESH_MS, self.refresh)
         self._build()
 
     def _build(self) -> None:
@@ -125,15 +124,6 @@ class SchedulerPage(QWidget):
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
 
     # -- loading -----------------------------------------------------------------------
-
-    def showEvent(self, event: Any) -> None:
-        super().showEvent(event)
-        self._timer.start()
-        self.refresh()
-
-    def hideEvent(self, event: Any) -> None:
-        super().hideEvent(event)
-        self._timer.stop()
 
     def set_job_filter(self, job: str) -> None:
         """Only ``job``'s schedules ('' for all): answers ``nav.sig_open_schedules``."""
