@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyodbc
+
+from hub.store.hubdb import HubDatabase, open_hub_database
 
 PG_ADMIN = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=test;UID=postgres"
 PG_DB = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=%s;UID=postgres"
@@ -52,3 +54,21 @@ def fresh_database(kind: str, tmp_path: Path) -> Iterator[str]:
         drop = (f"DROP DATABASE IF EXISTS {name} WITH (FORCE)" if kind == "postgresql"
                 else f"DROP DATABASE IF EXISTS {name}")
         _admin(admin, drop)
+
+
+@contextlib.contextmanager
+def database_nodes(kind: str, tmp_path: Path) -> Iterator[Callable[[], HubDatabase]]:
+    """A fresh database of ``kind`` and a way to open one more hub node's connection
+    pool on it (each call another node); every pool is closed, then the database
+    dropped."""
+    databases: list[HubDatabase] = []
+    with fresh_database(kind, tmp_path) as url:
+        def node() -> HubDatabase:
+            databases.append(open_hub_database(url))
+            return databases[-1]
+
+        try:
+            yield node
+        finally:
+            for db in databases:
+                db.close()

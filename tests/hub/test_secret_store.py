@@ -12,9 +12,8 @@ import pytest
 
 from hub.secrets.box import SecretBox
 from hub.secrets.store import SECRET_TABLE, SecretStore
-from hub.store.hubdb import HubDatabase, open_hub_database
 from shared.errors import InternalError
-from tests.servers import HUB_BACKENDS, fresh_database
+from tests.servers import HUB_BACKENDS, database_nodes
 
 HUB_SECRET = "the hub secret of this cluster"
 MakeStore = Callable[..., SecretStore]
@@ -32,18 +31,12 @@ class Clock:
 @pytest.fixture(params=HUB_BACKENDS)
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeStore]:
     """Each call is another node on the same database (its own hub secret if given)."""
-    databases: list[HubDatabase] = []
     clock = Clock()
-    with fresh_database(request.param, tmp_path) as url:
+    with database_nodes(request.param, tmp_path) as node:
         def make(secret: str = HUB_SECRET) -> SecretStore:
-            databases.append(open_hub_database(url))
-            return SecretStore(databases[-1], SecretBox(secret), clock=clock)
+            return SecretStore(node(), SecretBox(secret), clock=clock)
 
-        try:
-            yield make
-        finally:
-            for db in databases:
-                db.close()
+        yield make
 
 
 def test_put_values_list_and_delete(make_store: MakeStore) -> None:

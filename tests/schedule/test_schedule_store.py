@@ -13,9 +13,8 @@ import pytest
 from hub.schedule.cron import CronError
 from hub.schedule.model import Schedule, ScheduleInput, check_schedule_input
 from hub.schedule.store import CLAIM_TABLE, ScheduleStore
-from hub.store.hubdb import HubDatabase, open_hub_database
 from shared.errors import BadJobName, BadRequest, NotFound
-from tests.servers import HUB_BACKENDS, fresh_database
+from tests.servers import HUB_BACKENDS, database_nodes
 
 NOW = 1_795_000_200.0          # 2026-11-18, a multiple of 5 minutes
 MakeStore = Callable[[], ScheduleStore]
@@ -24,17 +23,8 @@ MakeStore = Callable[[], ScheduleStore]
 @pytest.fixture(params=HUB_BACKENDS)
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeStore]:
     """Each call is another node on the same database."""
-    databases: list[HubDatabase] = []
-    with fresh_database(request.param, tmp_path) as url:
-        def make() -> ScheduleStore:
-            databases.append(open_hub_database(url))
-            return ScheduleStore(databases[-1], clock=lambda: NOW)
-
-        try:
-            yield make
-        finally:
-            for db in databases:
-                db.close()
+    with database_nodes(request.param, tmp_path) as node:
+        yield lambda: ScheduleStore(node(), clock=lambda: NOW)
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ import pytest
 from hub.store.base import JobStore
 from hub.store.dbjobs import JOB_TABLE, DbJobStore
 from hub.store.files import FileJobStore
-from hub.store.hubdb import HubDatabase, open_hub_database
+from hub.store.hubdb import open_hub_database
 from hub.store.importer import import_files
 from shared.errors import InternalError, NotFound
-from tests.servers import HUB_BACKENDS, fresh_database
+from tests.servers import HUB_BACKENDS, database_nodes, fresh_database
 
 STORE_KINDS = ("files", *HUB_BACKENDS)
 MakeStore = Callable[[], JobStore]
@@ -29,17 +29,8 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeS
     if request.param == "files":
         yield lambda: FileJobStore(tmp_path / "jobs")
         return
-    databases: list[HubDatabase] = []
-    with fresh_database(request.param, tmp_path) as url:
-        def make() -> JobStore:
-            databases.append(open_hub_database(url))
-            return DbJobStore(databases[-1])
-
-        try:
-            yield make
-        finally:
-            for db in databases:
-                db.close()
+    with database_nodes(request.param, tmp_path) as node:
+        yield lambda: DbJobStore(node())
 
 
 @pytest.fixture
