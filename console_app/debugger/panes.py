@@ -4,11 +4,11 @@ non-modal message bar that shows a hub failure with its code."""
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from console_app.debugger.state import ConsoleEntry
 
-__all__ = ["LEVEL_COLOURS", "ConsoleView", "MessageBar", "ResultView"]
+__all__ = ["LEVEL_COLOURS", "ConsoleView", "ResultView"]
 
 # Readable on light and dark backgrounds alike; 'log' keeps the palette's text colour.
 LEVEL_COLOURS = {"info": "#1e88e5", "debug": "#8a8a8a", "warn": "#d98200", "error": "#e53935"}
@@ -67,23 +67,3 @@ class ResultView(QPlainTextEdit):
 
     def show_outcome(self, outcome: str, result: str) -> None:
         self.setPlainText(outcome + ("\n\n" + result if result else ""))
-
-
-class MessageBar(QLabel):
-    """A hub failure, in place and non-modal: ``CODE: message``; a click hides it."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWordWrap(True)
-        self.setStyleSheet("QLabel { background: #fdecea; color: #611a15; "
-                           "border: 1px solid #e53935; padding: 6px; }")
-        self.code = ""
-        self.hide()
-
-    def show_failure(self, code: str, message: str) -> None:
-        self.code = code
-        self.setText(f"{code}: {message}")
-        self.show()
-
-    def mousePressEvent(self, _event: object) -> None:  # type: ignore[override]
-        self.hide()

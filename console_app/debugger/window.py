@@ -32,13 +32,15 @@ from PySide6.QtWidgets import (
 
 from console_app.client import debug
 from console_app.client.connection import CancelToken
+from console_app.client.errors import describe_error
 from console_app.debugger.commands import CommandQueue
-from console_app.debugger.panes import ConsoleView, MessageBar, ResultView
+from console_app.debugger.panes import ConsoleView, ResultView
 from console_app.debugger.requests import RequestsModel
 from console_app.debugger.state import DebugState, Phase, VarNode
 from console_app.debugger.variables import VariablesModel
 from console_app.editor import JobEditor
 from console_app.session import DEBUG_BREAKPOINTS_KEY, DEBUG_CODE_KEY, HubSession
+from console_app.widgets import MessageBar
 from shared.ndjson import (
     DebugAnswer,
     DebugPause,
@@ -58,10 +60,6 @@ Opener = Callable[[str], None]
 
 def _desktop_opener(url: str) -> None:
     QDesktopServices.openUrl(QUrl(url))
-
-
-def _code_of(exc: Exception) -> tuple[str, str]:
-    return str(getattr(exc, "code", "CONSOLE")), str(getattr(exc, "message", exc))
 
 
 class DebuggerWindow(QMainWindow):
@@ -297,8 +295,8 @@ class DebuggerWindow(QMainWindow):
         if self.state.live:
             self.state.phase = Phase.CLOSED
             self._ran_on()
-            self.banner.show_failure("DEBUG", "The live session ended (detached, or left "
-                                              "alone for 10 minutes)")
+            self.banner.show_info("The live session ended (detached, or left alone for "
+                                  "10 minutes)")
         self._refresh()
 
     def _stream_failed(self, exc: Exception) -> None:
@@ -311,9 +309,8 @@ class DebuggerWindow(QMainWindow):
     def _failed(self, exc: Exception) -> None:
         if self._closed:
             return
-        code, message = _code_of(exc)
-        self.banner.show_failure(code, message)
-        self.sig_error.emit(code)
+        self.banner.show_error(exc)
+        self.sig_error.emit(str(getattr(exc, "code", type(exc).__name__)))
         self._refresh()
 
     # -- commands -----------------------------------------------------------------------
@@ -396,7 +393,7 @@ class DebuggerWindow(QMainWindow):
 
         def failed(exc: Exception) -> None:
             if not self._closed:
-                self.variables.expand_failed(node, generation, " ".join(_code_of(exc)))
+                self.variables.expand_failed(node, generation, describe_error(exc))
 
         self.commands.send(lambda: debug.expand(conn, sid, handle), shown, failed)
 
