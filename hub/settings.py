@@ -6,6 +6,7 @@ Every setting, its default and meaning is listed in the README's settings table.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import os
@@ -51,10 +52,10 @@ class Settings:
     # Dev servers: the page console drawer (?_console=1) for every caller, not only owners.
     page_console: bool = False
 
-    @property
+    @functools.cached_property
     def sign_key(self) -> str:
         """The key jobs' sign()/verify() use, derived so the secret itself never
-        enters a V8 context."""
+        enters a V8 context (once: every run passes it)."""
         digest = hmac.new(self.secret.encode(), b"webjobs sign/verify v1", hashlib.sha256).digest()
         return base64.b64encode(digest).decode()
 

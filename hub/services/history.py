@@ -1,8 +1,10 @@
 """Run history for the hub: records every run and answers the history API.
 
-A run is recorded when a worker starts it (``running``) and again when it ends;
-both go through the :class:`~hub.history.recorder.Recorder`, so the answer never
-waits on the store. Queries run in a thread (stores are synchronous).
+A run is recorded when it ends, and also as ``running`` once it has run for
+:data:`RUNNING_VISIBLE_AFTER_S` (most runs end well before: they cost one
+record, not two). Records go through the :class:`~hub.history.recorder.Recorder`,
+so the answer never waits on the store. Queries run in a thread (stores are
+synchronous).
 """
 
 from __future__ import annotations
@@ -31,10 +33,13 @@ from hub.history.record import (
 from hub.history.recorder import Recorder
 from hub.settings import Settings
 
-__all__ = ["History", "RunStart", "open_history", "record_caller"]
+__all__ = ["RUNNING_VISIBLE_AFTER_S", "History", "RunStart", "open_history", "record_caller"]
 
 log = logging.getLogger("webhub.history")
 SPOOL_FILE = "history-spool.jsonl"
+# A run still going after this long is written as ``running``, so history shows it
+# while it runs; a shorter run is written once, when it ends.
+RUNNING_VISIBLE_AFTER_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,7 @@ class History:
         self.store = store
         self.recorder = recorder
         self.node = node
+        self._running_soon: dict[str, asyncio.TimerHandle] = {}  # job id -> its 'running' write
 
     # -- recording ---------------------------------------------------------------
 
@@ -75,8 +81,23 @@ class History:
             job_version=start.job_version, method=start.method,
             params=start.redactor.deep(mask_params(start.params)),
             schedule_id=start.schedule_id, schedule_name=start.schedule_name)
-        self.recorder.record(record)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on a loop: nothing could cancel a later write
+            self.recorder.record(record)
+            return record
+        self._running_soon[record.job_id] = loop.call_later(
+            RUNNING_VISIBLE_AFTER_S, self._show_running, record)
         return record
+
+    def _show_running(self, record: RunRecord) -> None:
+        if self._running_soon.pop(record.job_id, None) is not None:
+            self.recorder.record(record)
+
+    def _settled(self, record: RunRecord) -> None:
+        timer = self._running_soon.pop(record.job_id, None)
+        if timer is not None:
+            timer.cancel()
 
     def end(self, record: RunRecord, result: RunResult, calls: list[dict[str, Any]]) -> None:
         """The run's outcome into its record. Its secret values are masked in all of it
@@ -102,10 +123,12 @@ class History:
             changes |= {"outcome": "failed", "code": err.code,
                         "message": redactor.text(err.message),
                         "limit": err.extra.get("limit"), "http_status": err.http_status}
+        self._settled(record)
         self.recorder.record(record.finished(**changes))
 
     def end_abruptly(self, record: RunRecord, message: str) -> None:
         """The run's own machinery failed (not the job): it still ends in history."""
+        self._settled(record)
         self.recorder.record(record.finished(
             outcome="failed", code="SYS-500", message=message, ended=time.time(),
             runtime_ms=int((time.time() - record.started) * 1000), http_status=500))

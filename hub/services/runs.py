@@ -45,6 +45,9 @@ class SecretValues(Protocol):
     def values(self, names: Sequence[str]) -> dict[str, str]: ...
 
 
+_DESCRIBED_KEPT = 512  # jobs whose description is remembered (all of them, usually)
+
+
 def new_job_id() -> str:
     return f"job_{int(time.time() * 1000)}{os.urandom(3).hex()}"
 
@@ -59,8 +62,23 @@ class JobRunner:
         self.history = history
         self._noted: set[tuple[str, str]] = set()
         self.module_builds = installed_builds(list(settings.modules))
+        # The same source always describes the same way: most requests run a job
+        # unchanged since its last run, so neither its header nor the modules it
+        # mentions are worked out again.
+        self._described: dict[tuple[str, str, int | None], LoadedJob] = {}
+        self._mentions: dict[str, list[dict[str, str]]] = {}
 
     def describe(self, name: str, code: str, version: int | None = None) -> LoadedJob:
+        key = (name, code, version)
+        known = self._described.get(key)
+        if known is not None:
+            return known
+        if len(self._described) >= _DESCRIBED_KEPT:
+            self._described.clear()
+        job = self._described[key] = self._describe(name, code, version)
+        return job
+
+    def _describe(self, name: str, code: str, version: int | None) -> LoadedJob:
         header = parse_header(code, name)
         resolved = resolve_limits(header, self.settings.maxima)
         for note in resolved.notes:
@@ -98,7 +116,7 @@ class JobRunner:
             sign_key=self.settings.sign_key, on_log=on_log, on_start=on_start,
             staff_id=caller.staff_id,
             approved_modules=list(self.settings.modules),
-            modules=[b.as_message() for b in mentioned(job.code, self.module_builds)],
+            modules=self._modules_of(job.code),
             debugger=debugger, bridge=bridge, secret_names=names, secrets=values)
         with LOG_MASK.hold(values.values()):  # until the run's last log line
             if self.history is None:
@@ -108,6 +126,15 @@ class JobRunner:
             result.ref = req.ref
             self._log_result(job.name, result, origin, req.ref)
         return result
+
+    def _modules_of(self, code: str) -> list[dict[str, str]]:
+        known = self._mentions.get(code)
+        if known is None:
+            if len(self._mentions) >= _DESCRIBED_KEPT:
+                self._mentions.clear()
+            known = self._mentions[code] = [b.as_message()
+                                            for b in mentioned(code, self.module_builds)]
+        return known
 
     async def _secret_values(self, names: Sequence[str]) -> dict[str, str]:
         """The values of the declared secrets that are set, read now (so a change is
