@@ -1,6 +1,7 @@
 """Running a job for one HTTP request, with the client's disconnect in mind: a
 client that goes away while its run is queued leaves the queue, and one that
-goes away mid-run stops the run (its worker is killed)."""
+goes away mid-run stops the run (its worker is killed) unless the run ends by
+itself within a short grace."""
 
 from __future__ import annotations
 
@@ -41,9 +42,17 @@ async def _disconnected(request: Request) -> None:
 
 # Most runs end within a few milliseconds: only a longer wait pays for a watcher.
 _WATCH_AFTER_S = 0.05
+# A run already on a worker gets this long to end by itself once its client has
+# gone: stopping it kills the worker, and a new one costs far more CPU (a process
+# start, ~0.1 s) than most runs. A wrk or a browser hanging up on a busy hub
+# would otherwise set off a burst of worker restarts.
+_GRACE_S = 0.25
 
 
-async def until_disconnect(request: Request, work: Awaitable[T]) -> T:
+async def until_disconnect(request: Request, work: Awaitable[T],
+                           started: asyncio.Event | None = None) -> T:
+    """``work``'s result, or ``ClientGone`` once the client disconnects. ``started``
+    (set when the run has a worker) grants the run its grace."""
     task = asyncio.ensure_future(work)
     await asyncio.wait({task}, timeout=_WATCH_AFTER_S)
     if task.done():
@@ -55,9 +64,14 @@ async def until_disconnect(request: Request, work: Awaitable[T]) -> T:
         watcher.cancel()
     if task.done():
         return task.result()
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    if started is not None and started.is_set():
+        await asyncio.wait({task}, timeout=_GRACE_S)
+    if task.done():
+        task.exception()  # retrieved: the outcome goes nowhere
+    else:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     raise ClientGone()
 
 
@@ -73,7 +87,8 @@ async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inboun
 
     if stream and inbound.flag("enableLogger"):
         return await _live_answer(request, start)
-    result = await until_disconnect(request, start())
+    started = asyncio.Event()
+    result = await until_disconnect(request, start(on_start=started.set), started)
     if not stream:
         return plain_response(result, console_drawer(request, inbound, caller, result))
     if result.error is not None:

@@ -133,3 +133,35 @@ def test_disconnect_while_queued_leaves_the_queue(start_hub) -> None:  # type: i
         assert health(c)["workersRunning"] == 1
         blocker.join(10)
         assert_answers(c)
+
+
+def outcomes(client: httpx.Client, job: str) -> list[str]:
+    answer = client.get("/api/webjobs/history", params={"job": job}, headers=AUTH)
+    return [run["outcome"] for run in answer.json()["runs"]]
+
+
+def worker_pids(hub: HubProcess) -> set[int]:
+    return {child.pid for child in psutil.Process(hub.proc.pid).children()}
+
+
+def test_a_plain_caller_that_hangs_up_stops_a_long_run(start_hub) -> None:  # type: ignore[no-untyped-def]
+    hub: HubProcess = start_hub(jobs={"public_slow": SLOW})
+    with hub.client() as c:
+        before = worker_pids(hub)
+        with hub.client() as caller, contextlib.suppress(httpx.ReadTimeout):
+            caller.get("/api/webjobs/public_slow", headers=HTML, timeout=0.5)
+        wait_until(lambda: running(c) == [])  # after its grace, the worker is killed
+        wait_until(lambda: len(worker_pids(hub)) == len(before))
+        assert worker_pids(hub) != before  # ... and replaced
+        assert_answers(c)
+
+
+def test_a_run_that_ends_within_its_grace_keeps_its_worker(start_hub) -> None:  # type: ignore[no-untyped-def]
+    hub: HubProcess = start_hub(jobs={"public_slow": SLOW})
+    with hub.client() as c:
+        before = worker_pids(hub)
+        with hub.client() as caller, contextlib.suppress(httpx.ReadTimeout):
+            caller.get("/api/webjobs/public_slow", params={"ms": "400"}, headers=HTML,
+                       timeout=0.3)  # hangs up ~0.1 s before the run ends
+        wait_until(lambda: outcomes(c, "public_slow") == ["success"])
+        assert worker_pids(hub) == before
