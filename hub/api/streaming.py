@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -24,6 +24,7 @@ from hub.api.answers import (
 from hub.api.inbound import Inbound
 from hub.api.page_console import console_drawer
 from hub.auth import Caller
+from hub.engine.background import background
 from hub.engine.engine import RunResult
 from hub.services.runs import JobRunner, LoadedJob
 from shared.ndjson import LogLine, encode_line
@@ -64,15 +65,22 @@ async def until_disconnect(request: Request, work: Awaitable[T],
         watcher.cancel()
     if task.done():
         return task.result()
-    if started is not None and started.is_set():
+    await _abandon(task, started is not None and started.is_set())
+    raise ClientGone()
+
+
+async def _abandon(task: asyncio.Future[Any], started: bool) -> None:
+    """The client of ``task`` has gone: a started run may end by itself within the
+    grace (its outcome goes nowhere), else it is stopped."""
+    if started:
         await asyncio.wait({task}, timeout=_GRACE_S)
     if task.done():
-        task.exception()  # retrieved: the outcome goes nowhere
-    else:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-    raise ClientGone()
+        if not task.cancelled():
+            task.exception()  # retrieved, so asyncio does not report it
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inbound: Inbound,
@@ -135,7 +143,7 @@ async def _live_answer(request: Request, start: Callable[..., Awaitable[RunResul
         finally:
             if getter is not None:
                 getter.cancel()
-            if not task.done():
-                task.cancel()  # the client went away: stop the run
+            if not task.done():  # the client went away: the run ends or is stopped
+                background(_abandon(task, started=True))
 
     return StreamingResponse(body(), media_type=NDJSON)
