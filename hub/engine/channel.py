@@ -15,6 +15,7 @@ from hub.engine import crossing
 CAPACITY = 64 * 1024  # CHANNEL_BYTES in prelude.js
 OUTCOME_CAPACITY = 8 * 1024  # OUTCOME_BYTES in prelude.js
 _OUTCOME_AT = 16 + CAPACITY
+LIBRARY_AT = _OUTCOME_AT + 8 + OUTCOME_CAPACITY  # LIBRARY_AT in prelude.js
 
 
 class ConsoleChannel:
@@ -28,6 +29,10 @@ class ConsoleChannel:
         pos = at % CAPACITY
         first = min(size, CAPACITY - pos)
         return bytes(self.ring[pos:pos + first]) + bytes(self.ring[:size - first])
+
+    def write_library(self, units: bytes) -> None:
+        """The library (see polyfills.js), before any job code can ask for it."""
+        self.memory[LIBRARY_AT:LIBRARY_AT + len(units)] = units
 
     def drain(self) -> list[list[Any]]:
         if self.broken:

@@ -29,12 +29,39 @@ LogSink = Callable[[list[list[Any]]], None]
 CallSink = Callable[[dict[str, Any]], Coroutine[Any, Any, None] | None]
 
 _JS = resources.files("hub.engine") / "js"
+_CHUNK = re.compile(r"(SRC\.(\w+) = \(\) => \{/\*)(.*?)(\*/\};)", re.S)
+
+
+def _split_library(polyfills: str) -> tuple[str, dict[str, list[int]], bytes]:
+    """polyfills.js without its chunk bodies, where each body was in the library
+    (code units), and the library as UTF-16. V8 scans every byte it is given, so
+    text compiled only on a job's first use is handed over as memory instead."""
+    index: dict[str, list[int]] = {}
+    parts: list[bytes] = []
+    at = 0
+
+    def take(match: re.Match[str]) -> str:
+        nonlocal at
+        units = match.group(3).encode("utf-16-le")
+        index[match.group(2)] = [at, len(units) // 2]
+        parts.append(units)
+        at += len(units) // 2
+        return match.group(1) + match.group(4)
+
+    stripped = _CHUNK.sub(take, polyfills)
+    return stripped, index, b"".join(parts)
+
+
+_POLYFILLS, _LIBRARY_INDEX, LIBRARY = _split_library(
+    (_JS / "polyfills.js").read_text(encoding="utf-8"))
 # One script, one eval (each eval is a ~0.2 ms round trip to the V8 thread); its
 # value is the console channel's memory, whose global is gone before any job code.
 _SANDBOX = "\n;\n".join([
+    _POLYFILLS.replace("/*@library-index*/null", json.dumps(_LIBRARY_INDEX)),
     *((_JS / name).read_text(encoding="utf-8")
-      for name in ("polyfills.js", "bytes.js", "responses.js", "debug_runtime.js",
-                   "crypto.js", "prelude.js")),
+      for name in ("bytes.js", "responses.js", "debug_runtime.js", "crypto.js")),
+    (_JS / "prelude.js").read_text(encoding="utf-8").replace(
+        "0/*@library-bytes*/", str(len(LIBRARY))),
     "(() => { const c = globalThis.__webjob_channel; delete globalThis.__webjob_channel; "
     "return c })()"])
 
@@ -95,6 +122,7 @@ async def prepare_context() -> PreparedContext:
     racer.install_notifier("__webjob_note", prepared.handle_note)
     racer.install_notifier("__webjob_wake", lambda _text: prepared.handle_wake(), with_args=False)
     prepared.channel = ConsoleChannel(racer.eval(_SANDBOX))
+    prepared.channel.write_library(LIBRARY)
     return prepared
 
 

@@ -3,10 +3,13 @@
 // commonly used part of Node's), URL/URLSearchParams (WHATWG, no IDNA tables),
 // structuredClone, Event/EventTarget, AbortController/AbortSignal, DOMException.
 //
-// Cost design: V8 spends ~5 µs per function just to pre-parse it (and scanning a
-// template literal is 3x slower than scanning a comment), so the implementations are
-// kept as source text inside comments (the SRC.* chunks below, read back with
-// Function.prototype.toString) and compiled the first time a job uses them. What runs
+// Cost design: V8 spends ~5 µs per function just to pre-parse it, and scanning text
+// costs too, so the implementations are kept as source text inside comments (the
+// SRC.* chunks below) and compiled the first time a job uses them. In the hub the
+// worker goes one step further: it strips the chunk bodies from the script before
+// V8 sees it and writes them into shared memory instead (prelude.js hands that over
+// through __webjob_library; LIBRARY below is the worker's index of it). Evaluated on
+// its own, this file reads each body back from its comment. What runs
 // eagerly is small: the intrinsics are captured (so a job overwriting
 // String.prototype.charCodeAt, Array.prototype.push, globalThis.Map... cannot break
 // these APIs for itself), and each global is installed as a thin shell: its
@@ -66,6 +69,15 @@
   let env = null;
 
   const SRC = { __proto__: null };
+  // name -> [first code unit, length] in the library; null when evaluated on its own
+  const LIBRARY = /*@library-index*/null;
+  let library = null, libraryAt = 0;  // its memory and offset, from prelude.js
+  const U16 = Uint16Array, fromCC = String.fromCharCode;
+  if (LIBRARY !== null) {
+    defineProperty(G, '__webjob_library', {  // called (and deleted) before any job code runs
+      value: (units) => { library = units.buffer; libraryAt = units.byteOffset; },
+      writable: true, configurable: true });
+  }
 
   // ---- base: shared helpers, DOMException, bytes and strings, TextEncoder/Decoder, atob/btoa
   SRC.base = () => {/*'use strict';
@@ -1533,7 +1545,7 @@
       env = { __proto__: null };
       for (let i = 0; i < ENV.length; i += 2) env[ENV[i]] = ENV[i + 1];
     }
-    const text = fnSrc(SRC[k]), code = sl(text, sIdx(text, '/*') + 2, sLast(text, '*/'));
+    const code = library !== null && LIBRARY !== null ? fromLibrary(LIBRARY[k]) : commentOf(SRC[k]);
     m = loaded[k] = Fn('env', code + '\n//# sourceURL=webjobs:polyfills/' + k)(env);
     const names = keys(m);
     for (let i = 0; i < names.length; i++) {
@@ -1544,6 +1556,19 @@
       adopt(m[names[i]], S, false);
     }
     return m;
+  }
+  function commentOf(f) {
+    const text = fnSrc(f);
+    return sl(text, sIdx(text, '/*') + 2, sLast(text, '*/'));
+  }
+  function fromLibrary(where) {
+    const start = where[0], length = where[1];
+    let out = '';
+    for (let i = 0; i < length; i += 8192) {
+      const n = length - i < 8192 ? length - i : 8192;
+      out += apply(fromCC, null, new U16(library, libraryAt + (start + i) * 2, n));
+    }
+    return out;
   }
   function adopt(from, to, proto) {
     const ks = ownKeys(from);

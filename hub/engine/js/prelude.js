@@ -15,6 +15,7 @@
   const responses = G.__webjob_responses;
   const debugRuntime = G.__webjob_debug_runtime;
   const cryptoHost = G.__webjob_crypto;
+  const takeLibrary = G.__webjob_library;
   const FP = Function.prototype;
   const uncurry = FP.bind.bind(FP.call);
   const apply = Reflect.apply;
@@ -37,7 +38,7 @@
   const StringC = String, NumberC = Number, isInteger = Number.isInteger, floor = Math.floor;
 
   for (const name of ['__webjob_note', '__webjob_wake', '__webjob_bytes', '__webjob_responses',
-    '__webjob_debug_runtime', '__webjob_crypto',
+    '__webjob_debug_runtime', '__webjob_crypto', '__webjob_library',
     'SharedArrayBuffer',
     'Atomics', 'WebAssembly', '__timer_manager', 'setTimeout', 'clearTimeout', 'console']) {
     // mini-racer declares its timer helpers with `var`: those can only be overwritten.
@@ -113,9 +114,15 @@
   // reaches it. cursors[0] = bytes written, cursors[1] = bytes read (worker).
   // After the ring, a small outcome area: a synchronous job's outcome (when short)
   // is left there, so the worker reads it without another round trip into V8.
+  // Last, the library: source text compiled only when a job first needs it, which
+  // the worker writes there as UTF-16 code units (so V8 never scans it otherwise);
+  // the worker fills in its size. See polyfills.js.
   const CHANNEL_BYTES = 64 * 1024;
   const OUTCOME_BYTES = 8 * 1024;
-  const channelMemory = new SAB(16 + CHANNEL_BYTES + 8 + OUTCOME_BYTES);
+  const LIBRARY_AT = 16 + CHANNEL_BYTES + 8 + OUTCOME_BYTES;
+  const LIBRARY_BYTES = 0/*@library-bytes*/;
+  const channelMemory = new SAB(LIBRARY_AT + LIBRARY_BYTES);
+  if (typeof takeLibrary === 'function') takeLibrary(new Uint16Array(channelMemory, LIBRARY_AT, LIBRARY_BYTES / 2));
   const cursors = new Int32(channelMemory, 0, 2);
   const ring = new U8(channelMemory, 16, CHANNEL_BYTES);
   const outcomeLength = new Int32(channelMemory, 16 + CHANNEL_BYTES, 1);

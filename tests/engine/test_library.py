@@ -1,0 +1,56 @@
+"""The polyfills' chunk bodies reach a hub context as shared memory (the library),
+not as script text: V8 is never given them to scan, yet every API still works."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from hub.engine import sandbox
+
+USES_EVERY_CHUNK = """
+const u = new URL('https://example.org/a?b=1#c');
+const sp = new URLSearchParams('x=1&x=2');
+const ab = new AbortController(); ab.abort('why');
+return [u.searchParams.get('b'), sp.getAll('x'), Buffer.from('hé').toString('hex'),
+        new TextDecoder().decode(new TextEncoder().encode('ünï')), atob(btoa('ok')),
+        structuredClone(new Map([[1, {d: 2}]])).get(1).d, ab.signal.reason,
+        new DOMException('m', 'AbortError').code, typeof new EventTarget().addEventListener]
+"""
+
+
+def run(source: str) -> Any:
+    async def go() -> Any:
+        prepared = await sandbox.prepare_context()
+        try:
+            spec: dict[str, Any] = {"params": {}, "request": {"method": "GET"}, "limits": {},
+                                    "approved": [], "named": []}
+            return await sandbox.run_in_context(prepared, source, spec, 64)
+        finally:
+            prepared.close()
+
+    return asyncio.run(go())
+
+
+def test_the_script_carries_no_chunk_body_and_the_library_has_them_all() -> None:
+    library = sandbox.LIBRARY.decode("utf-16-le")
+    assert len(library) > 50_000
+    for name, (start, length) in sandbox._LIBRARY_INDEX.items():
+        body = library[start:start + length]
+        assert body.startswith("'use strict';"), name
+        assert body[:400] not in sandbox._SANDBOX, name
+    assert sorted(sandbox._LIBRARY_INDEX) == ["base", "buffer", "clone", "events", "url"]
+    assert "/*@library" not in sandbox._SANDBOX and "0/*@" not in sandbox._SANDBOX
+
+
+def test_every_polyfill_works_from_the_library() -> None:
+    outcome = run(USES_EVERY_CHUNK)
+    assert outcome.meta["ok"], outcome.meta
+    assert json.loads(outcome.body) == ["1", ["1", "2"], "68c3a9", "ünï", "ok", 2, "why", 20,
+                                        "function"]
+
+
+def test_the_library_hook_is_gone_before_the_job_runs() -> None:
+    outcome = run("return typeof globalThis.__webjob_library")
+    assert json.loads(outcome.body) == "undefined"
