@@ -4,8 +4,9 @@ A :class:`~hub.history.record.RunRecord` is kept flat (:func:`flatten`): plain
 columns for what is filtered on, JSON text for the big parts (params, logs,
 calls), and three derived fields:
 
-* ``search_text`` — case-folded job name, params, result, console text, error
-  message and caller name, one per line, so a substring search is one ``LIKE``;
+* ``search_text`` — case-folded job name, params, result (its first
+  :data:`SEARCH_RESULT_CHARS`), console text, error message and caller name, one
+  per line, so a substring search is one ``LIKE``;
 * ``started_hour`` — whole hours since the epoch, the rollups' time key;
 * ``rt_bucket`` — which runtime histogram bucket (:data:`BOUNDS`) the run falls in.
 
@@ -66,10 +67,16 @@ def bucket_of(runtime_ms: int | None) -> int | None:
     return None if runtime_ms is None else bisect.bisect_left(BOUNDS, runtime_ms)
 
 
+# How much of a result search reaches. SQLite's trigram index costs about 75 µs a
+# KB to build, and a 60 KB result (1000 pretty-printed rows) would cost more CPU
+# than the run that made it; the start of a big result is what gets searched for.
+SEARCH_RESULT_CHARS = 16 * 1024
+
+
 def _search_text(r: RunRecord, params_json: str) -> str:
     console = "\n".join(str(line.get("message", "")) for line in r.logs)
-    parts = (r.job_name, params_json, r.result or "", console, r.message or "",
-             r.caller.name or "")
+    parts = (r.job_name, params_json, (r.result or "")[:SEARCH_RESULT_CHARS], console,
+             r.message or "", r.caller.name or "")
     return "\n".join(parts).casefold()
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from hub.history import sqlstore
 from hub.history.base import HistoryQuery, HistoryStore
-from hub.history.columns import BOUNDS, bucket_of
+from hub.history.columns import BOUNDS, SEARCH_RESULT_CHARS, bucket_of
 from hub.history.record import MAX_LOG_LINES, Caller, RunRecord
 from tests.history.conftest import NOW, RETENTION_DAYS, run
 
@@ -139,6 +139,13 @@ def test_search_finds_each_part_case_insensitively(store: HistoryStore) -> None:
     assert found(store, search="qx") == ["result"]          # shorter than a trigram
     assert found(store, search="nothing like it") == []
     assert found(store, search="widgets", job="other") == []
+
+
+def test_search_reaches_the_start_of_a_big_result(store: HistoryStore) -> None:
+    filler = "x" * (SEARCH_RESULT_CHARS - 20)
+    store.put([run("big", result=filler + " early-marker " + "y" * 2000 + " late-marker")])
+    assert found(store, search="early-marker") == ["big"]
+    assert found(store, search="late-marker") == []  # past SEARCH_RESULT_CHARS
 
 
 def test_search_takes_like_metacharacters_literally(store: HistoryStore) -> None:
