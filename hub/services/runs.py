@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hub.auth import Caller, check_job_access
@@ -37,6 +37,8 @@ class LoadedJob:
     header: JobHeader
     resolved: ResolvedLimits
     version: int | None = None
+    # the approved modules' builds the code mentions, as the engine takes them
+    modules: list[dict[str, str]] = field(default_factory=list)
 
 
 class SecretValues(Protocol):
@@ -66,7 +68,6 @@ class JobRunner:
         # unchanged since its last run, so neither its header nor the modules it
         # mentions are worked out again.
         self._described: dict[tuple[str, str, int | None], LoadedJob] = {}
-        self._mentions: dict[str, list[dict[str, str]]] = {}
 
     def describe(self, name: str, code: str, version: int | None = None) -> LoadedJob:
         key = (name, code, version)
@@ -85,7 +86,8 @@ class JobRunner:
             if (name, note) not in self._noted:  # once per job and note, not per read
                 self._noted.add((name, note))
                 log.info("[WebJob:%s] %s", name, note)
-        return LoadedJob(name, code, header, resolved, version)
+        modules = [b.as_message() for b in mentioned(code, self.module_builds)]
+        return LoadedJob(name, code, header, resolved, version, modules)
 
     async def load(self, name: str) -> LoadedJob:
         """The job, read afresh from the store (a database store in a thread, so a
@@ -116,7 +118,7 @@ class JobRunner:
             sign_key=self.settings.sign_key, on_log=on_log, on_start=on_start,
             staff_id=caller.staff_id,
             approved_modules=list(self.settings.modules),
-            modules=self._modules_of(job.code),
+            modules=job.modules,
             debugger=debugger, bridge=bridge, secret_names=names, secrets=values)
         with LOG_MASK.hold(values.values()):  # until the run's last log line
             if self.history is None:
@@ -126,15 +128,6 @@ class JobRunner:
             result.ref = req.ref
             self._log_result(job.name, result, origin, req.ref)
         return result
-
-    def _modules_of(self, code: str) -> list[dict[str, str]]:
-        known = self._mentions.get(code)
-        if known is None:
-            if len(self._mentions) >= _DESCRIBED_KEPT:
-                self._mentions.clear()
-            known = self._mentions[code] = [b.as_message()
-                                            for b in mentioned(code, self.module_builds)]
-        return known
 
     async def _secret_values(self, names: Sequence[str]) -> dict[str, str]:
         """The values of the declared secrets that are set, read now (so a change is

@@ -1545,7 +1545,7 @@
       env = { __proto__: null };
       for (let i = 0; i < ENV.length; i += 2) env[ENV[i]] = ENV[i + 1];
     }
-    const code = library !== null && LIBRARY !== null ? fromLibrary(LIBRARY[k]) : commentOf(SRC[k]);
+    const code = library !== null ? fromLibrary(LIBRARY[k]) : commentOf(SRC[k]);
     m = loaded[k] = Fn('env', code + '\n//# sourceURL=webjobs:polyfills/' + k)(env);
     const names = keys(m);
     for (let i = 0; i < names.length; i++) {
