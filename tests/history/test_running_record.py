@@ -6,12 +6,22 @@ from __future__ import annotations
 import asyncio
 from typing import cast
 
+import pytest
+
 from hub.auth import Caller
 from hub.engine.engine import RunResult
 from hub.history.base import HistoryStore
 from hub.history.record import RunRecord
 from hub.history.recorder import Recorder
-from hub.services.history import RUNNING_VISIBLE_AFTER_S, History, RunStart
+from hub.services import history as history_service
+from hub.services.history import History, RunStart
+
+SOON_S = 0.02  # the running write's delay here, so the tests wait little
+
+
+@pytest.fixture(autouse=True)
+def soon(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(history_service, "RUNNING_VISIBLE_AFTER_S", SOON_S)
 
 
 class Collected:
@@ -43,7 +53,7 @@ def test_a_short_run_is_written_once_when_it_ends() -> None:
         hist, collected = history()
         record = hist.begin(start("job_short"))
         hist.end(record, result("job_short"), [])
-        await asyncio.sleep(RUNNING_VISIBLE_AFTER_S * 1.5)  # the cancelled write stays away
+        await asyncio.sleep(SOON_S * 5)  # the cancelled write stays away
         return collected.records
 
     records = asyncio.run(go())
@@ -69,7 +79,7 @@ def test_an_abrupt_end_cancels_the_running_write() -> None:
         hist, collected = history()
         record = hist.begin(start("job_abrupt"))
         hist.end_abruptly(record, "the run ended without an outcome")
-        await asyncio.sleep(RUNNING_VISIBLE_AFTER_S * 1.5)
+        await asyncio.sleep(SOON_S * 5)
         return collected.records
 
     assert [r.outcome for r in asyncio.run(go())] == ["failed"]

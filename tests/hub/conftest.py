@@ -6,6 +6,7 @@ log is checked at the end: no tracebacks."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -60,7 +61,7 @@ class HubProcess:
     def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         """``webhub`` against this hub's data folder (a real subprocess)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBHUB_", "WEBJOB_"))}
-        env["WEBHUB_HOME"] = str(self.home)
+        env |= {"WEBHUB_HOME": str(self.home), "WEBJOB_JOBS_DIR": str(self.jobs_dir)}
         return subprocess.run([sys.executable, "-m", "hub.cli", *args], input=stdin, env=env,
                               capture_output=True, text=True, timeout=60, check=False)
 
@@ -131,12 +132,23 @@ def assert_clean_log(hub: HubProcess) -> None:
     assert " ERROR " not in text, text[-4000:]
 
 
+@contextlib.contextmanager
+def running_hub(tmp: Path, env_extra: dict[str, str] | None = None,
+                jobs: dict[str, str] | None = None) -> Iterator[HubProcess]:
+    """A hub for a block (a module's fixture, say): always stopped afterwards, and its
+    log then checked for tracebacks and errors."""
+    process = launch_hub(tmp, env_extra, jobs)
+    try:
+        yield process
+    finally:
+        process.stop()
+    assert_clean_log(process)
+
+
 @pytest.fixture(scope="session")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    process = launch_hub(tmp_path_factory.mktemp("hub"))
-    yield process
-    process.stop()
-    assert_clean_log(process)
+    with running_hub(tmp_path_factory.mktemp("hub")) as process:
+        yield process
 
 
 @pytest.fixture

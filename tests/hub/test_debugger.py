@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.hub.conftest import AUTH, HubProcess, assert_clean_log, launch_hub
+from tests.hub.conftest import AUTH, HubProcess, launch_hub, running_hub
 
 API = "/api/webjobs"
 NESTED = """const a = 1
@@ -93,10 +93,8 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
             "quick": "/*\nRuntime: 1000\n*/\nconst started = Date.now()\nreturn 'done'",
             "big": "const long = 'x'.repeat(1000)\nconst obj = { a: { b: { c: 1 } }, "
                    "list: [1, 2, 3] }\nreturn 1"}
-    process = launch_hub(tmp_path_factory.mktemp("debugger"), jobs=jobs)
-    yield process
-    process.stop()
-    assert_clean_log(process)
+    with running_hub(tmp_path_factory.mktemp("debugger"), jobs=jobs) as process:
+        yield process
 
 
 def test_stepping_through_nested_blocks_and_async_functions(hub: HubProcess) -> None:

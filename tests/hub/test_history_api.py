@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.hub.conftest import AUTH, HubProcess, launch_hub
+from tests.hub.conftest import AUTH, HubProcess, launch_hub, running_hub
 
 JOBS = {
     "greet": "/*\nAccess: public\n*/\nconsole.log('hello', params.who)\n"
@@ -64,9 +64,8 @@ def finished(client: httpx.Client, job_id: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    process = launch_hub(tmp_path_factory.mktemp("history"), jobs=JOBS)
-    yield process
-    process.stop()
+    with running_hub(tmp_path_factory.mktemp("history"), jobs=JOBS) as process:
+        yield process
 
 
 @pytest.fixture

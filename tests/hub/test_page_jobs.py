@@ -28,7 +28,7 @@ from hub.api.answers import PAGE_CSP
 from hub.outside.demo_data import seed_if_new
 from hub.settings import load_settings
 from tests.hub.browser import chromium, fresh_context
-from tests.hub.conftest import TOKEN, HubProcess, assert_clean_log, launch_hub
+from tests.hub.conftest import TOKEN, HubProcess, running_hub
 
 DEMO = "/api/webjobs/public_deeplink"
 HTML = {"Accept": "text/html"}
@@ -53,19 +53,15 @@ JOBS = {
 
 @pytest.fixture(scope="module")
 def page_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    process = launch_hub(tmp_path_factory.mktemp("pages"), jobs=JOBS)
-    process.add_user("olive", "OWNER", password=PASSWORD)
-    yield process
-    process.stop()
-    assert_clean_log(process)
+    with running_hub(tmp_path_factory.mktemp("pages"), jobs=JOBS) as process:
+        process.add_user("olive", "OWNER", password=PASSWORD)
+        yield process
 
 
 @pytest.fixture(scope="module")
 def dev_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    process = launch_hub(tmp_path_factory.mktemp("dev"), {"WEBJOB_PAGE_CONSOLE": "1"}, JOBS)
-    yield process
-    process.stop()
-    assert_clean_log(process)
+    with running_hub(tmp_path_factory.mktemp("dev"), {"WEBJOB_PAGE_CONSOLE": "1"}, JOBS) as process:
+        yield process
 
 
 @pytest.fixture(scope="module")

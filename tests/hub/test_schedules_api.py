@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.hub.conftest import AUTH, HubProcess, launch_hub
+from tests.hub.conftest import AUTH, HubProcess, running_hub
 from tests.hub.test_history_api import eventually
 
 API = "/api/webjobs"
@@ -22,10 +22,9 @@ JOBS = {
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    process = launch_hub(tmp_path_factory.mktemp("schedules"),
-                         {"WEBHUB_TZ": "Europe/London"}, jobs=JOBS)
-    yield process
-    process.stop()
+    with running_hub(tmp_path_factory.mktemp("schedules"), {"WEBHUB_TZ": "Europe/London"},
+                     jobs=JOBS) as process:
+        yield process
 
 
 @pytest.fixture

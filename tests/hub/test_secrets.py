@@ -8,9 +8,6 @@ and expansions, and the hub's own log."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +16,7 @@ import httpx
 import pytest
 
 from shared.ndjson import LogLine, MetaData, Payload, read_stream
-from tests.hub.conftest import AUTH, HubProcess, assert_clean_log, launch_hub
+from tests.hub.conftest import AUTH, HubProcess, running_hub
 from tests.hub.test_debugger import DebugRun
 
 API = "/api/webjobs"
@@ -54,10 +51,9 @@ return response.html('<html><body><p>page</p></body></html>')""",
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    process = launch_hub(tmp_path_factory.mktemp("secrets"), {"WEBJOB_PAGE_CONSOLE": "1"}, JOBS)
-    yield process
-    process.stop()
-    assert_clean_log(process)
+    with running_hub(tmp_path_factory.mktemp("secrets"), {"WEBJOB_PAGE_CONSOLE": "1"},
+                     JOBS) as process:
+        yield process
 
 
 @pytest.fixture(scope="module")
@@ -66,14 +62,6 @@ def client(hub: HubProcess) -> Iterator[httpx.Client]:
         answer = c.put(f"{API}/secrets/leak_demo", json={"value": VALUE}, headers=AUTH)
         assert answer.status_code == 200, answer.text
         yield c
-
-
-def output_of(client: httpx.Client, job_id: str) -> dict[str, Any]:
-    record = client.get(f"{API}/{job_id}/output", headers=AUTH)
-    assert record.status_code == 200, record.text
-    data: dict[str, Any] = record.json()
-    assert data["outcome"] != "running"  # the record is written by the time it answers
-    return data
 
 
 def history_record(client: httpx.Client, job_id: str) -> dict[str, Any]:
@@ -167,23 +155,16 @@ def test_non_owners_are_refused(hub: HubProcess, client: httpx.Client) -> None:
 # -- at rest and the CLI -------------------------------------------------------------
 
 def test_the_database_files_never_hold_the_value(hub: HubProcess, client: httpx.Client) -> None:
-    for path in hub.home.glob("hub.db*"):
+    files = list(hub.home.glob("hub.db*"))
+    assert files
+    for path in files:
         assert VALUE.encode() not in path.read_bytes(), path.name
 
 
-def webhub(hub: HubProcess, *args: str, stdin: str | None = None
-           ) -> subprocess.CompletedProcess[str]:
-    """``webhub`` on this hub's data folder and jobs folder (a real subprocess)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBHUB_", "WEBJOB_"))}
-    env |= {"WEBHUB_HOME": str(hub.home), "WEBJOB_JOBS_DIR": str(hub.jobs_dir)}
-    return subprocess.run([sys.executable, "-m", "hub.cli", *args], input=stdin, env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
-
-
 def test_cli_set_list_delete(hub: HubProcess, client: httpx.Client) -> None:
-    made = webhub(hub, "secret", "set", "from_cli", stdin="cli-secret-value\n")
+    made = hub.cli("secret", "set", "from_cli", stdin="cli-secret-value\n")
     assert (made.returncode, made.stdout, made.stderr) == (0, "created from_cli\n", "")
-    listed = webhub(hub, "secret", "list")
+    listed = hub.cli("secret", "list")
     assert listed.returncode == 0 and "cli-secret-value" not in listed.stdout
     line = next(ln for ln in listed.stdout.splitlines() if ln.startswith("from_cli\t"))
     assert line.split("\t")[2].startswith("cli") and line.endswith("\t-")
@@ -191,10 +172,10 @@ def test_cli_set_list_delete(hub: HubProcess, client: httpx.Client) -> None:
     assert leak.endswith("\tleaky,public_leaky_page,reader")
     over_http = client.get(f"{API}/secrets", headers=AUTH).json()["secrets"]
     assert any(s["name"] == "from_cli" and s["set"] for s in over_http)
-    assert webhub(hub, "secret", "delete", "from_cli").returncode == 0
-    again = webhub(hub, "secret", "delete", "from_cli")
+    assert hub.cli("secret", "delete", "from_cli").returncode == 0
+    again = hub.cli("secret", "delete", "from_cli")
     assert again.returncode == 2 and again.stderr.startswith("webhub: SYS-404: ")
-    bad = webhub(hub, "secret", "set", "no good", stdin="whatever-value\n")
+    bad = hub.cli("secret", "set", "no good", stdin="whatever-value\n")
     assert bad.returncode == 2 and bad.stderr.startswith("webhub: HUB-001: ")
     assert "Traceback" not in bad.stderr + again.stderr
 
@@ -257,8 +238,7 @@ def test_failures_are_masked_in_the_answer_history_and_log(hub: HubProcess,
     assert failed.status_code == 500
     body = failed.json()
     assert body["error"] == "Error: failing with *** (line 9)"
-    job_id = failed.headers.get("x-job-id") or _last_run(client, "leaky")
-    record = history_record(client, job_id)
+    record = history_record(client, failed.headers["x-job-id"])
     assert record["message"] == "Error: failing with *** (line 9)"
     assert record["params"] == {"fail": "1", "note": "***"}
     assert_masked(json.dumps(record))
@@ -269,7 +249,7 @@ def test_queries_and_driver_errors_are_masked(hub: HubProcess, client: httpx.Cli
     failed = client.get(f"{API}/leaky", params={"db": "1"}, headers=PLAIN)
     assert failed.status_code == 500
     assert_masked(failed.text)
-    record = history_record(client, _last_run(client, "leaky"))
+    record = history_record(client, failed.headers["x-job-id"])
     assert record["calls"] and record["calls"][0]["kind"] == "db"
     assert "no_such_table_***" in record["calls"][0]["sql"]
     assert_masked(json.dumps(record))
@@ -307,9 +287,3 @@ def test_no_value_in_the_hub_log(hub: HubProcess, client: httpx.Client) -> None:
     client.get(f"{API}/leaky", params={"fail": "1"}, headers=PLAIN)
     assert "failing with ***" in hub.log_text()
     assert_masked(hub.log_text())
-
-
-def _last_run(client: httpx.Client, job: str) -> str:
-    runs = client.get(f"{API}/history", params={"job": job, "limit": 1}, headers=AUTH).json()
-    job_id: str = runs["runs"][0]["jobId"]
-    return job_id

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.hub.conftest import AUTH, HubProcess, assert_clean_log, launch_hub
+from tests.hub.conftest import AUTH, HubProcess, running_hub
 
 API = "/api/webjobs"
 GITHUB_SECRET = "It's a Secret to Everybody"   # GitHub's documented example
@@ -33,13 +33,12 @@ WEBHOOK = {"Accept": "*/*", "Content-Type": "application/json"}  # as the sender
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    process = launch_hub(tmp_path_factory.mktemp("demos"), jobs={})
-    with process.client(headers=AUTH) as c:
-        for name, value in (("github_push", GITHUB_SECRET), ("stripe_signing", STRIPE_SECRET)):
-            assert c.put(f"{API}/secrets/{name}", json={"value": value}).status_code == 200
-    yield process
-    process.stop()
-    assert_clean_log(process)
+    with running_hub(tmp_path_factory.mktemp("demos"), jobs={}) as process:
+        with process.client(headers=AUTH) as c:
+            for name, value in (("github_push", GITHUB_SECRET),
+                                ("stripe_signing", STRIPE_SECRET)):
+                assert c.put(f"{API}/secrets/{name}", json={"value": value}).status_code == 200
+        yield process
     assert GITHUB_SECRET not in process.log_text() and STRIPE_SECRET not in process.log_text()
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.hub.conftest import HubProcess, assert_clean_log, launch_hub
+from tests.hub.conftest import HubProcess, running_hub
 
 SECRET = "It's a Secret to Everybody"  # GitHub's documented example secret
 
@@ -32,10 +32,8 @@ return {{ verified: true, expected, params }}""",
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    process = launch_hub(tmp_path_factory.mktemp("webhook"), jobs=JOBS)
-    yield process
-    process.stop()
-    assert_clean_log(process)
+    with running_hub(tmp_path_factory.mktemp("webhook"), jobs=JOBS) as process:
+        yield process
 
 
 @pytest.fixture
