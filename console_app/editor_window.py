@@ -1,6 +1,8 @@
 """The editor window: one job's code in the JobEditor, with Save, Run, Debug and Versions.
 
-``EditorWindow(session, name)`` loads ``/<name>/code``. Ctrl+S saves (``POST /save``;
+``EditorWindow(session, name)`` loads ``/<name>/code``, and from ``/available`` the
+hub's approved modules (``require("`` completes them) and limit maxima (a header limit
+above one is flagged). Ctrl+S saves (``POST /save``;
 a ``JobDoesNotParse`` failure is marked at its line), F5 runs the *unsaved* text once
 through ``/execute`` in a :class:`RunDialog`, Debug asks the main window for the
 debugger (``nav.sig_open_debugger``) with the job's parameters plus two keys:
@@ -13,6 +15,7 @@ changes asks Save / Discard / Cancel."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -21,8 +24,9 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QToolBar, QWidget
 
 from console_app.client import jobs as api
+from console_app.client.connection import API, HubConnection
 from console_app.client.errors import describe_error
-from console_app.editor import JobEditor, VersionsDialog
+from console_app.editor import HubContext, JobEditor, VersionsDialog, context_from_available
 from console_app.run.dialog import RunDialog
 from console_app.run.params import remembered_params
 from console_app.session import DEBUG_BREAKPOINTS_KEY, DEBUG_CODE_KEY, HubSession
@@ -30,7 +34,14 @@ from shared.errors import JobDoesNotParse
 
 __all__ = ["DEBUG_BREAKPOINTS_KEY", "DEBUG_CODE_KEY", "EditorWindow", "open_versions"]
 
+log = logging.getLogger(__name__)
+
 Notify = Callable[[str, bool], None]
+
+
+def hub_context(conn: HubConnection) -> HubContext:
+    """The approved modules and limit maxima ``/available`` carries (blocking)."""
+    return context_from_available(conn.get(f"{API}/available"))
 
 
 def open_versions(session: HubSession, name: str, current_text: str, parent: QWidget | None,
@@ -67,6 +78,7 @@ def _ask_unsaved(parent: QWidget, name: str) -> str:
 
 class EditorWindow(QMainWindow):
     sig_loaded = Signal()
+    sig_context_loaded = Signal()          # the hub's modules and maxima reached the editor
     sig_saved = Signal()
     sig_save_failed = Signal(str)          # the failure's code
     sig_message = Signal(str, bool)        # text, is_error
@@ -86,6 +98,7 @@ class EditorWindow(QMainWindow):
         self._update_title()
         self.resize(900, 700)
         self.load()
+        self.load_context()
 
     def _build_actions(self) -> None:
         bar = QToolBar("Job")
@@ -119,6 +132,24 @@ class EditorWindow(QMainWindow):
         self.editor.set_saved()
         self._update_title()
         self.sig_loaded.emit()
+
+    def load_context(self) -> None:
+        """The hub's approved modules and limit maxima, for completion and header checks."""
+        conn = self.session.conn
+        self.session.tasks.run(lambda: hub_context(conn), self._context_loaded,
+                               self._context_failed)
+
+    def _context_loaded(self, context: HubContext) -> None:
+        if context.modules is not None:
+            self.editor.set_approved_modules(context.modules)
+        if context.maxima is not None:
+            self.editor.set_limit_maxima(context.maxima)
+        self.sig_context_loaded.emit()
+
+    def _context_failed(self, exc: Exception) -> None:
+        # Not worth a message of its own: the editor works without them, and a hub that
+        # cannot answer /available will not give the code either (that load says why).
+        log.info("no modules or limit maxima from the hub: %s", describe_error(exc))
 
     def save(self) -> None:
         if self._saving:

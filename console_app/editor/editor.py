@@ -5,7 +5,7 @@ are 0-based byte positions, converted here and nowhere else."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence
@@ -58,8 +58,18 @@ class JobEditor(QWidget):
         self._errors: list[tuple[int, str]] = []        # (marker handle, message)
         self._header_notes: list[tuple[int, str]] = []  # (marker handle, message)
         self._problems: list[HeaderProblem] = []
+        self._secrets: list[str] = []  # the header's Secrets:, as of the last check
         self._header_timer = QTimer(self, singleShot=True, interval=HEADER_CHECK_DELAY_MS)
         self._header_timer.timeout.connect(self.check_header_now)
+        # Built once: every key press and shortcut override is matched against them.
+        self._key_actions: tuple[tuple[QKeySequence, Callable[[], object]], ...] = (
+            (QKeySequence(_Key.Key_F9), self.toggle_breakpoint_at_caret),
+            (QKeySequence(QKeySequence.StandardKey.Find), self.open_find),
+            (QKeySequence("Ctrl+H"), self.open_replace),
+            (QKeySequence("Ctrl+Space"), self.show_completions),
+            (QKeySequence(_Key.Key_F3), self.find_bar.find_next),
+            (QKeySequence("Shift+F3"), self.find_bar.find_previous),
+        )
         st.configure(self.sci, self.scheme())
         self._update_number_margin()
         self._connect()
@@ -243,7 +253,10 @@ class JobEditor(QWidget):
     def check_header_now(self) -> list[HeaderProblem]:
         """Check the header at once (typing does it after a short pause)."""
         self._header_timer.stop()
-        self._problems = check_header(self.text(), self._maxima)
+        text = self.text()
+        self._problems = check_header(text, self._maxima)
+        # Completion reads the declared names from here, not by parsing on every key.
+        self._secrets = declared_secrets(text)
         self._clear_marks(self._header_notes, st.IND_WARNING)
         for problem in self._problems:
             start = self._position(problem.line, problem.column)
@@ -259,6 +272,9 @@ class JobEditor(QWidget):
         """The hub's limit maxima, so a limit the hub would clamp is flagged too."""
         self._maxima = maxima
         self.check_header_now()
+
+    def limit_maxima(self) -> Limits | None:
+        return self._maxima
 
     def _underline(self, indicator: int, start: int, length: int) -> None:
         self.sci.setIndicatorCurrent(indicator)
@@ -320,6 +336,9 @@ class JobEditor(QWidget):
         """The names ``require("`` offers (the hub's WEBJOB_MODULES)."""
         self._modules = sorted(set(modules))
 
+    def approved_modules(self) -> list[str]:
+        return list(self._modules)
+
     def _text_before_caret(self) -> str:
         pos = self.sci.currentPos()
         start = self.sci.positionFromLine(self.sci.lineFromPosition(pos))
@@ -332,7 +351,7 @@ class JobEditor(QWidget):
         style = self.sci.styleAt(pos - 1) if pos > 0 else 0
         if style in COMMENT_STYLES:
             return None
-        found = complete(self._text_before_caret(), secrets=declared_secrets(self.text()),
+        found = complete(self._text_before_caret(), secrets=self._secrets,
                          modules=self._modules, min_word=min_word)
         if found and style in STRING_STYLES and found.kind != "string":
             return None
@@ -382,18 +401,10 @@ class JobEditor(QWidget):
     def open_replace(self) -> None:
         self.find_bar.open_bar(replace=not self.is_read_only())
 
-    def _key_action(self, event: QKeyEvent) -> object | None:
+    def _key_action(self, event: QKeyEvent) -> Callable[[], object] | None:
         """The editor's own handler for a key, or None to leave it to Scintilla/Qt."""
         combo = QKeySequence(event.keyCombination())
-        actions = {
-            QKeySequence(_Key.Key_F9): self.toggle_breakpoint_at_caret,
-            QKeySequence(QKeySequence.StandardKey.Find): self.open_find,
-            QKeySequence("Ctrl+H"): self.open_replace,
-            QKeySequence("Ctrl+Space"): self.show_completions,
-            QKeySequence(_Key.Key_F3): self.find_bar.find_next,
-            QKeySequence("Shift+F3"): self.find_bar.find_previous,
-        }
-        for sequence, action in actions.items():
+        for sequence, action in self._key_actions:
             if combo.matches(sequence) == QKeySequence.SequenceMatch.ExactMatch:
                 return action
         busy = self.sci.autoCActive() or self.sci.callTipActive()
@@ -405,12 +416,13 @@ class JobEditor(QWidget):
         # Accepting ShortcutOverride keeps these keys ours while the editor has focus,
         # even if the window has shortcuts on the same keys (F9 in the debugger).
         kind = event.type()
-        if watched is self.sci and isinstance(event, QKeyEvent):
+        if (watched is self.sci and isinstance(event, QKeyEvent)
+                and kind in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress)):
             action = self._key_action(event)
             if action is not None and kind == QEvent.Type.ShortcutOverride:
                 event.accept()
                 return True
-            if action is not None and kind == QEvent.Type.KeyPress and callable(action):
+            if action is not None:
                 action()
                 return True
         return super().eventFilter(watched, event)

@@ -52,7 +52,11 @@ async def available(request: Request) -> dict[str, Any]:
         job["stats"] = stats_json(stats.get(job["name"]), job["name"] in running_here)
         job["schedules"] = schedules.get(job["name"], [])
         job["scheduled"] = any(s["enabled"] for s in job["schedules"])
-    return {"jobs": jobs, "store": hub.catalog.store.kind}
+    # What the console's editor checks and completes against: the approved require()
+    # modules (WEBJOB_MODULES) and the limits a header may ask for (WEBJOB_MAX_*).
+    return {"jobs": jobs, "store": hub.catalog.store.kind,
+            "modules": list(hub.settings.modules),
+            "maxima": hub.settings.maxima.as_job_view()}
 
 
 @router.get("/running")

@@ -10,6 +10,7 @@ from console_app.editor.catalog import GLOBALS, MEMBERS, SIGNATURES
 from console_app.editor.completion import call_tip, complete
 from console_app.editor.diffing import unified_diff
 from console_app.editor.header_check import HeaderProblem, check_header, declared_secrets
+from console_app.editor.hub_context import HubContext, context_from_available
 from shared.header import Limits, parse_header
 
 JOBS = Path(__file__).resolve().parents[2] / "jobs"
@@ -164,3 +165,25 @@ def test_unified_diff_lines_are_typed() -> None:
     assert [line.text for line in lines if line.kind == "remove"] == ["--- b"]
     assert [line.text for line in lines if line.kind == "add"] == ["+B", "+d"]
     assert unified_diff("same", "same", "a", "b") == []
+
+
+# -- what /available says of the hub --------------------------------------------------
+
+def test_context_from_available() -> None:
+    data = {"jobs": [], "store": "files", "modules": ["date-fns", " pdf-lib ", "", 3],
+            "maxima": {"runtimeMs": 300000, "memoryMb": 2048, "cpuMs": 120000}}
+    assert context_from_available(data) == HubContext(
+        ["date-fns", "pdf-lib"], Limits(runtime_ms=300000, memory_mb=2048, cpu_ms=120000))
+
+
+@pytest.mark.parametrize("data", [
+    {"jobs": [], "store": "files"},                                   # an older hub
+    {"modules": "date-fns", "maxima": [1, 2, 3]},
+    {"modules": None, "maxima": {"runtimeMs": 1, "memoryMb": 2}},
+    {"modules": None, "maxima": {"runtimeMs": 1, "memoryMb": "2", "cpuMs": 3}},
+    {"modules": None, "maxima": {"runtimeMs": 1, "memoryMb": 0, "cpuMs": 3}},
+    {"modules": None, "maxima": {"runtimeMs": True, "memoryMb": 2, "cpuMs": 3}},
+    None,
+])
+def test_context_from_available_without_readable_fields(data: object) -> None:
+    assert context_from_available(data) == HubContext(None, None)

@@ -16,6 +16,7 @@ from console_app.client.connection import HubConnection
 from console_app.editor_window import DEBUG_BREAKPOINTS_KEY, DEBUG_CODE_KEY, EditorWindow
 from console_app.session import HubSession
 from console_app.tasks import TaskManager
+from shared.header import Limits
 
 
 @pytest.fixture(autouse=True)
@@ -66,6 +67,26 @@ def test_edit_save_run(qtbot: QtBot, connection: HubConnection, tasks: TaskManag
     assert api.code(connection, job).startswith("console.log('v2')")
     assert not window.editor.is_modified()
     run.close()
+
+
+def test_editor_gets_the_hubs_modules_and_maxima(qtbot: QtBot, connection: HubConnection,
+                                                 tasks: TaskManager, job: str) -> None:
+    window = _window(qtbot, connection, tasks, job)
+    editor = window.editor
+    qtbot.waitUntil(lambda: editor.limit_maxima() is not None, timeout=10000)
+    assert editor.limit_maxima() == Limits(runtime_ms=300_000, memory_mb=2048, cpu_ms=120_000)
+    assert editor.approved_modules() == ["date-fns", "pdf-lib"]  # WEBJOB_MODULES' default
+    window.show()
+    qtbot.waitExposed(window)
+    editor.focus_editor()
+    editor.sci.documentEnd()
+    qtbot.keyClicks(editor.sci, 'const { format } = require("')
+    found = editor.completion_at_caret()
+    assert found is not None and "date-fns" in found.items
+    assert editor.sci.autoCActive()
+    _type(window, "/*\nMemory: 4096\n*/\nreturn 1\n")
+    problems = editor.check_header_now()
+    assert [p.line for p in problems] == [2] and "maximum 2048" in problems[0].message
 
 
 def test_syntax_error_is_marked_at_its_line(qtbot: QtBot, connection: HubConnection,

@@ -135,6 +135,22 @@ def test_available_reports_header_warnings_and_extended(start_hub: Callable[...,
     assert (long["title"], long["access"]) == ("mt_long", "user")  # defaults without a header
 
 
+def test_available_gives_the_editor_modules_and_maxima(client: httpx.Client) -> None:
+    body = client.get(f"{API}/available", headers=AUTH).json()
+    assert body["modules"] == ["date-fns", "pdf-lib"]  # WEBJOB_MODULES' default
+    assert body["maxima"] == {"runtimeMs": 300_000, "memoryMb": 2048, "cpuMs": 120_000}
+
+
+def test_available_modules_and_maxima_follow_the_settings(
+        start_hub: Callable[..., HubProcess]) -> None:
+    hub = start_hub({"WEBJOB_MODULES": "date-fns", "WEBJOB_MAX_RUNTIME_MS": "60000",
+                     "WEBJOB_MAX_MEMORY_MB": "512", "WEBJOB_MAX_CPU_MS": "30000"}, {})
+    with hub.client() as c:
+        body = c.get(f"{API}/available", headers=AUTH).json()
+    assert body["modules"] == ["date-fns"]
+    assert body["maxima"] == {"runtimeMs": 60000, "memoryMb": 512, "cpuMs": 30000}
+
+
 # -- reading -------------------------------------------------------------------------
 
 def test_code_is_the_source_exactly(client: httpx.Client, hub: HubProcess) -> None:
