@@ -22,7 +22,6 @@ __all__ = [
     "command",
     "configure",
     "expand",
-    "job_code",
     "replay",
     "session_events",
     "start",
@@ -102,7 +101,3 @@ def session_events(conn: HubConnection, session: str,
     """An attached session's events (request, pause, log, answer) until it ends."""
     return conn.stream("GET", f"{API}/debug-session/{session}/events", cancel)
 
-
-def job_code(conn: HubConnection, name: str) -> str:
-    """A saved job's source (a live window shows it before the first request)."""
-    return conn.fetch("GET", f"{API}/{name}/code").body.decode("utf-8", "replace")

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from console_app.client.connection import API, HubConnection
+from shared.ndjson import LogLine
 
 __all__ = [
-    "OUTCOMES", "SOURCES", "Health", "HistoryFilters", "LogEntry", "MetricsSnapshot",
+    "OUTCOMES", "SOURCES", "Health", "HistoryFilters", "MetricsSnapshot",
     "RunDetail", "RunPage", "RunSummary", "get_health", "get_metrics", "get_run",
     "list_runs",
 ]
@@ -94,18 +95,11 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
-class LogEntry:
-    level: str
-    message: str
-    ms: int          # milliseconds from the start of the run
-
-
-@dataclass(frozen=True)
 class RunDetail:
     """One run in full (``GET /<runId>/output``)."""
 
     summary: RunSummary
-    logs: tuple[LogEntry, ...] = ()
+    logs: tuple[LogLine, ...] = ()   # ``t``: milliseconds from the start of the run
     logs_truncated: bool = False
     result: str | None = None
     result_type: str | None = None
@@ -117,8 +111,8 @@ class RunDetail:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunDetail:
-        logs = tuple(LogEntry(str(x.get("level", "log")), str(x.get("message", "")),
-                              int(x.get("ms") or 0)) for x in data.get("logs") or ())
+        logs = tuple(LogLine(str(x.get("level", "log")), str(x.get("message", "")),
+                             int(x.get("ms") or 0)) for x in data.get("logs") or ())
         return cls(summary=RunSummary.from_json(data), logs=logs,
                    logs_truncated=bool(data.get("logsTruncated")), result=data.get("result"),
                    result_type=data.get("resultType"), result_format=data.get("resultFormat"),

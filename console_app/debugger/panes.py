@@ -6,12 +6,10 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from console_app.debugger.state import ConsoleEntry
+from console_app.run.console import LEVEL_COLOURS
+from shared.ndjson import LogLine
 
-__all__ = ["LEVEL_COLOURS", "ConsoleView", "ResultView"]
-
-# Readable on light and dark backgrounds alike; 'log' keeps the palette's text colour.
-LEVEL_COLOURS = {"info": "#1e88e5", "debug": "#8a8a8a", "warn": "#d98200", "error": "#e53935"}
+__all__ = ["ConsoleView", "ResultView"]
 
 
 class ConsoleView(QPlainTextEdit):
@@ -25,22 +23,23 @@ class ConsoleView(QPlainTextEdit):
         self.setMaximumBlockCount(5000)  # the hub keeps 300 lines a run; live adds up
         self._levels: list[str] = []
 
-    def append_entry(self, entry: ConsoleEntry) -> None:
+    def append_line(self, line: LogLine) -> None:
+        """One console call, in its level's colour ('log' keeps the palette's text)."""
         fmt = QTextCharFormat()
-        colour = LEVEL_COLOURS.get(entry.level)
+        colour = LEVEL_COLOURS.get(line.level)
         if colour:
             fmt.setForeground(QColor(colour))
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         if not self.document().isEmpty():
             cursor.insertBlock()
-        cursor.insertText(f"{entry.t / 1000:7.3f}s  {entry.level:<5}  {entry.message}", fmt)
-        self._levels.append(entry.level)
+        cursor.insertText(f"{line.t / 1000:7.3f}s  {line.level:<5}  {line.message}", fmt)
+        self._levels.append(line.level)
         self.ensureCursorVisible()
 
     def append_note(self, text: str) -> None:
         """A line from the debugger itself (a live request arriving, its answer)."""
-        self.append_entry(ConsoleEntry("debug", text, 0))
+        self.append_line(LogLine("debug", text, 0))
 
     def line_colour(self, row: int) -> str | None:
         """The colour line ``row`` was written in (None: the palette's text colour)."""

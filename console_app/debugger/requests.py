@@ -7,11 +7,11 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from console_app.debugger.state import RequestEntry
-from console_app.models.rows import Index, RowsModel
+from console_app.models.rows import ROOT, Index, RowsModel
 
 __all__ = ["RequestRole", "RequestsModel"]
 
@@ -33,17 +33,14 @@ class RequestsModel(RowsModel):
 
     def append(self, entry: RequestEntry) -> None:
         row = len(self._rows)
-        self.beginInsertRows(QModelIndex(), row, row)
+        self.beginInsertRows(ROOT, row, row)
         self._rows.append(entry)
         self.endInsertRows()
 
-    def changed(self, row: int) -> None:
-        self.row_changed(row)
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+        entry: RequestEntry | None = self.row_item(index.row()) if index.isValid() else None
+        if entry is None:
             return None
-        entry = self._rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             return (entry.method, entry.path, entry.answer_text)[index.column()]
         if role == Qt.ItemDataRole.ForegroundRole and entry.success is False:

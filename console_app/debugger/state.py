@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from shared.ndjson import DebugAnswer, DebugRequest, Failure, LogLine, MetaData
+from shared.ndjson import DebugAnswer, DebugRequest, Failure, MetaData
 
-__all__ = ["ConsoleEntry", "DebugState", "Phase", "RequestEntry", "VarNode", "value_text"]
+__all__ = ["DebugState", "Phase", "RequestEntry", "VarNode", "value_text"]
 
 
 class Phase(Enum):
@@ -108,13 +108,6 @@ def scope_nodes(vars_: dict[str, Any]) -> list[VarNode]:
             for k, v in vars_.items()]
 
 
-@dataclass(frozen=True)
-class ConsoleEntry:
-    level: str
-    message: str
-    t: int
-
-
 @dataclass
 class RequestEntry:
     """A browser request under a live session, and its answer once it has one."""
@@ -135,27 +128,20 @@ class RequestEntry:
 
 @dataclass
 class DebugState:
-    """One window's session: where it is paused, what it printed, how it ended."""
+    """One window's session: where it is paused, its requests, how it ended (what it
+    printed is in the console view only)."""
 
     live: bool = False
     phase: Phase = Phase.CONNECTING
     session: str = ""
     job_id: str = ""
-    source: str = ""
-    pausable: list[int] = field(default_factory=list)
     line: int | None = None
     reason: str = ""
     breakpoints: set[int] = field(default_factory=set)
-    console: list[ConsoleEntry] = field(default_factory=list)
     requests: list[RequestEntry] = field(default_factory=list)
     meta: MetaData | None = None
     result: bytes | None = None
     failure: Failure | None = None
-
-    def log(self, line: LogLine) -> ConsoleEntry:
-        entry = ConsoleEntry(line.level, line.message, line.t)
-        self.console.append(entry)
-        return entry
 
     def paused(self, line: int, reason: str) -> None:
         self.phase, self.line, self.reason = Phase.PAUSED, line, reason

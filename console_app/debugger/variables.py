@@ -12,21 +12,14 @@ from collections.abc import Callable
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractItemModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-)
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from console_app.debugger.state import VarNode, scope_nodes
+from console_app.models.rows import ROOT, Index, column_header
 
 __all__ = ["VarRole", "VariablesModel"]
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()  # the invisible root, as a default argument
 COLUMNS = ("Name", "Value", "Type")
 DIM = QColor("#8a8a8a")
 
@@ -152,10 +145,7 @@ class VariablesModel(QAbstractItemModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(COLUMNS)):
-            return COLUMNS[section]
-        return None
+        return column_header(COLUMNS, section, orientation, role)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         node = self.node(index)

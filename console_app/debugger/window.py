@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from console_app.client import debug
+from console_app.client import debug, jobs
 from console_app.client.connection import CancelToken
 from console_app.client.errors import describe_error
 from console_app.debugger.commands import CommandQueue
@@ -187,7 +187,7 @@ class DebuggerWindow(QMainWindow):
         if self.state.live:
             name, first = self.name, self.pause_first_switch.isChecked()
             self.session.tasks.run(lambda: (debug.attach(conn, name, step_from_start=first),
-                                            debug.job_code(conn, name)),
+                                            jobs.code(conn, name)),
                                    self._attached, self._failed)
             return
         run_id, params, name, code = self.replay_run_id, self.params, self.name, self.code
@@ -231,7 +231,6 @@ class DebuggerWindow(QMainWindow):
     def _on_start(self, event: DebugStart) -> None:
         state = self.state
         state.session, state.job_id, state.phase = event.session, event.jobId, Phase.RUNNING
-        state.source, state.pausable = event.source, list(event.pausable)
         wanted = sorted(state.breakpoints)  # set before the source came (set_text clears)
         self.source_view.set_text(event.source)
         if wanted:
@@ -241,7 +240,7 @@ class DebuggerWindow(QMainWindow):
         self.sig_started.emit(event.session)
 
     def _on_log(self, event: LogLine) -> None:
-        self.console_view.append_entry(self.state.log(event))
+        self.console_view.append_line(event)
 
     def _on_pause(self, event: DebugPause) -> None:
         state = self.state
@@ -259,7 +258,7 @@ class DebuggerWindow(QMainWindow):
     def _on_answer(self, event: DebugAnswer) -> None:
         row = self.state.answered(event)
         if row is not None:
-            self.requests_model.changed(row)
+            self.requests_model.row_changed(row)
         self._ran_on()
         verdict = "" if event.success else f" ({event.code or 'failed'})"
         self.console_view.append_note(f"← {event.status}{verdict}")
@@ -351,14 +350,12 @@ class DebuggerWindow(QMainWindow):
     # -- breakpoints ----------------------------------------------------------------------
 
     def toggle_breakpoint(self, line: int) -> None:
+        """The editor's ``sig_breakpoints_changed`` passes the change on to the hub."""
         lines = set(self.source_view.breakpoints()) ^ {line}
         self.source_view.set_breakpoints(sorted(lines))
-        self._breakpoints_changed(sorted(lines))
 
     def _toggle_at_caret(self) -> None:
-        line = self.source_view.caret_position()[0] or self.state.line
-        if line:
-            self.toggle_breakpoint(line)
+        self.toggle_breakpoint(self.source_view.caret_position()[0])  # 1-based: never 0
 
     def _breakpoints_changed(self, lines: list[int]) -> None:
         if set(lines) == self.state.breakpoints:

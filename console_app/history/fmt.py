@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-__all__ = ["OUTCOME_COLOURS", "age", "duration", "local_time", "zoned_time"]
+__all__ = ["OUTCOME_COLOURS", "age", "duration", "elapsed", "local_time", "zoned_time"]
 
 # Badge colours per outcome; a missed occurrence is grey, not red: nothing failed.
 OUTCOME_COLOURS = {"success": "#2e7d32", "failed": "#c62828", "running": "#1565c0",
@@ -40,18 +40,22 @@ def zoned_time(iso_utc: str, zone: str) -> str:
     return shown.strftime("%a %Y-%m-%d %H:%M %Z")
 
 
+def elapsed(seconds: float) -> str:
+    """A span of time in its largest whole unit: '45 s', '12 min', '3 h', '2 d'."""
+    size = max(0, int(seconds))
+    if size < 60:
+        return f"{size} s"
+    if size < 3600:
+        return f"{size // 60} min"
+    if size < 86400:
+        return f"{size // 3600} h"
+    return f"{size // 86400} d"
+
+
 def age(epoch: float | None, now: float) -> str:
     """'in 4 min' / '3 h ago' beside an absolute time."""
     if epoch is None:
         return ""
     delta = int(epoch - now)
-    size = abs(delta)
-    if size < 60:
-        words = f"{size} s"
-    elif size < 3600:
-        words = f"{size // 60} min"
-    elif size < 86400:
-        words = f"{size // 3600} h"
-    else:
-        words = f"{size // 86400} d"
+    words = elapsed(abs(delta))
     return f"in {words}" if delta >= 0 else f"{words} ago"

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from console_app.client.history import LogEntry
-from console_app.models.history import MAX_GAP_MS, ConsoleModel, replay_plan
+from console_app.models.history import MAX_GAP_MS, replay_plan
+from console_app.run.console import ConsoleModel
+from shared.ndjson import LogLine
 
 __all__ = ["ReplayPlayer"]
 
@@ -20,7 +21,7 @@ class ReplayPlayer(QObject):
     def __init__(self, console: ConsoleModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.console = console
-        self._plan: list[tuple[int, LogEntry]] = []
+        self._plan: list[tuple[int, LogLine]] = []
         self._next = 0
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -31,12 +32,12 @@ class ReplayPlayer(QObject):
     def playing(self) -> bool:
         return self._timer.isActive()
 
-    def play(self, logs: tuple[LogEntry, ...] | list[LogEntry], paced: bool,
+    def play(self, logs: tuple[LogLine, ...] | list[LogLine], paced: bool,
              max_gap_ms: int = MAX_GAP_MS) -> None:
         self.stop()
         self.console.clear()
         if not paced:
-            self.console.extend(list(logs))
+            self.console.extend(logs)
             self.sig_progress.emit(len(logs), len(logs))
             self.sig_finished.emit()
             return

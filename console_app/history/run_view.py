@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from console_app.client.history import RunDetail
 from console_app.history.fmt import OUTCOME_COLOURS, duration, local_time
 from console_app.history.replay import ReplayPlayer
-from console_app.models.history import ConsoleModel
+from console_app.run.console import ConsoleModel
 
 __all__ = ["RunView", "result_text"]
 
@@ -79,7 +79,7 @@ class RunView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.detail: RunDetail | None = None
-        self.console_model = ConsoleModel(self)
+        self.console_model = ConsoleModel(self, time_width=7)
         self.player = ReplayPlayer(self.console_model, self)
         self._build()
         self.show_run(None)

@@ -1,33 +1,28 @@
-"""History page state and its Qt adapters: the run table and the replayed console.
+"""History page state and its Qt adapter: the run table, and the replay plan.
 
 Plain-Python state (:class:`HistoryState`, :func:`replay_plan`) holds what the page
-knows; :class:`RunTableModel` and :class:`ConsoleModel` only present it. Views read
-the badge colour, the run itself and a line's timing from custom roles."""
+knows; :class:`RunTableModel` only presents it. Views read the badge colour and the
+run itself from custom roles. The replayed console is the Run dialog's
+:class:`console_app.run.console.ConsoleModel`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractListModel,
-    Qt,
-)
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from console_app.client.history import HistoryFilters, LogEntry, RunPage, RunSummary
+from console_app.client.history import HistoryFilters, RunPage, RunSummary
 from console_app.history.fmt import OUTCOME_COLOURS, duration, local_time
-from console_app.models.rows import ROOT, Index, RowsModel
+from console_app.models.rows import Index, RowsModel
+from shared.ndjson import LogLine
 
-__all__ = [
-    "LEVEL_COLOURS", "MAX_GAP_MS", "ConsoleModel", "HistoryState", "Roles", "RunTableModel",
-    "replay_plan",
-]
+__all__ = ["MAX_GAP_MS", "HistoryState", "Roles", "RunTableModel", "replay_plan"]
 
 # Gaps longer than this are shortened when replaying at recorded pace: a job that
 # slept for ten minutes should not make the owner wait ten minutes to see its end.
 MAX_GAP_MS = 3000
-LEVEL_COLOURS = {"error": "#c62828", "warn": "#ef6c00", "info": "#1565c0", "debug": "#757575"}
 
 
 class Roles:
@@ -35,8 +30,6 @@ class Roles:
     RUN_ID = Qt.ItemDataRole.UserRole + 2
     OUTCOME = Qt.ItemDataRole.UserRole + 3      # 'success', 'failed', ...
     BADGE_COLOUR = Qt.ItemDataRole.UserRole + 4  # '#rrggbb' for the status badge
-    LEVEL = Qt.ItemDataRole.UserRole + 5        # a console line's level
-    MS = Qt.ItemDataRole.UserRole + 6           # its milliseconds from the start
 
 
 @dataclass
@@ -117,55 +110,12 @@ class RunTableModel(RowsModel):
                 Roles.BADGE_COLOUR: OUTCOME_COLOURS.get(run.outcome, "#000000")}.get(role)
 
 
-def replay_plan(logs: tuple[LogEntry, ...] | list[LogEntry],
-                max_gap_ms: int = MAX_GAP_MS) -> list[tuple[int, LogEntry]]:
+def replay_plan(logs: tuple[LogLine, ...] | list[LogLine],
+                max_gap_ms: int = MAX_GAP_MS) -> list[tuple[int, LogLine]]:
     """Each line with the wait before it, at recorded pace (long gaps shortened)."""
-    plan: list[tuple[int, LogEntry]] = []
+    plan: list[tuple[int, LogLine]] = []
     previous = 0
-    for entry in logs:
-        plan.append((min(max(0, entry.ms - previous), max_gap_ms), entry))
-        previous = max(previous, entry.ms)
+    for line in logs:
+        plan.append((min(max(0, line.t - previous), max_gap_ms), line))
+        previous = max(previous, line.t)
     return plan
-
-
-class ConsoleModel(QAbstractListModel):
-    """The replayed console: lines in the order the run printed them."""
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._lines: list[LogEntry] = []
-
-    def clear(self) -> None:
-        self.beginResetModel()
-        self._lines = []
-        self.endResetModel()
-
-    def append(self, entry: LogEntry) -> None:
-        row = len(self._lines)
-        self.beginInsertRows(ROOT, row, row)
-        self._lines.append(entry)
-        self.endInsertRows()
-
-    def extend(self, entries: list[LogEntry] | tuple[LogEntry, ...]) -> None:
-        if not entries:
-            return
-        first = len(self._lines)
-        self.beginInsertRows(ROOT, first, first + len(entries) - 1)
-        self._lines.extend(entries)
-        self.endInsertRows()
-
-    def lines(self) -> list[LogEntry]:
-        return list(self._lines)
-
-    def rowCount(self, parent: Index = ROOT) -> int:
-        return 0 if parent.isValid() else len(self._lines)
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._lines):
-            return None
-        line = self._lines[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return f"{line.ms:>7} ms  {line.level:<5}  {line.message}"
-        if role == Qt.ItemDataRole.ForegroundRole and line.level in LEVEL_COLOURS:
-            return QColor(LEVEL_COLOURS[line.level])
-        return {Roles.LEVEL: line.level, Roles.MS: line.ms}.get(role)

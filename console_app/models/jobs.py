@@ -22,6 +22,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 
 from console_app.client.jobs import JobInfo, JobList, RunningRun
+from console_app.history.fmt import OUTCOME_COLOURS, elapsed
 from console_app.models.rows import ROOT, Index, column_header
 
 COLUMNS = ("Name", "Badges", "Description", "Last run", "Now")
@@ -39,8 +40,6 @@ FILTER_LABELS = {"public": "Public", "page": "Pages", "scheduled": "Scheduled",
                  "extended": "Extended limits", "failed": "Last run failed"}
 SOURCE_WORDS = {"schedule": "scheduled", "http": "http", "editor": "editor",
                 "adhoc": "ad hoc", "debug": "debugging"}
-OUTCOME_COLOURS = {"success": "#2e7d32", "failed": "#c62828", "running": "#1565c0",
-                   "interrupted": "#ef6c00"}
 SOURCE_LINES = 12
 
 
@@ -69,23 +68,12 @@ def badges_of(job: JobInfo) -> list[Badge]:
     return found
 
 
-def age_text(seconds: float) -> str:
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min"
-    if s < 86400:
-        return f"{s // 3600} h"
-    return f"{s // 86400} d"
-
-
 def last_run_text(job: JobInfo, now: float) -> str:
     run = job.last_run
     if run is None:
         return "never run"
     took = f" · {run.runtime} ms" if run.runtime is not None else ""
-    return f"{run.outcome}{took} · {age_text(now - run.started)} ago"
+    return f"{run.outcome}{took} · {elapsed(now - run.started)} ago"
 
 
 def matches(job: JobInfo, filters: Iterable[str], search: str) -> bool:
@@ -149,7 +137,7 @@ class JobsState:
         run, seen = max(runs, key=lambda r: r[0].runtime + (mono_now - r[1]) * 1000)
         age = (run.runtime / 1000) + (mono_now - seen)
         more = f" (+{len(runs) - 1})" if len(runs) > 1 else ""
-        return f"running · {SOURCE_WORDS.get(run.source, run.source)} · {age_text(age)}{more}"
+        return f"running · {SOURCE_WORDS.get(run.source, run.source)} · {elapsed(age)}{more}"
 
 
 class JobsModel(QAbstractItemModel):

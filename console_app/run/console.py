@@ -1,16 +1,22 @@
-"""A run's console lines as a list model: ``t`` ms, level and message, coloured by level."""
+"""A run's console lines as a list model: ``t`` ms, level and message, coloured by level.
+
+The one console model and level colour table of the app: the Run dialog streams into
+it, the History page replays a recorded run into it, and the debugger's console
+colours its lines from the same table."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QObject, Qt
 from PySide6.QtGui import QColor
 
+from console_app.models.rows import ROOT, Index
 from shared.ndjson import LogLine
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()  # the invisible root, as a default argument
+__all__ = ["LEVEL_COLOURS", "LEVEL_ROLE", "MESSAGE_ROLE", "TIME_ROLE", "ConsoleModel",
+           "line_text"]
 
 LEVEL_ROLE = Qt.ItemDataRole.UserRole + 1   # log | info | debug | warn | error
 TIME_ROLE = Qt.ItemDataRole.UserRole + 2    # ms since the run started
@@ -20,21 +26,30 @@ MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 3
 LEVEL_COLOURS = {"info": "#1e88e5", "debug": "#8e8e8e", "warn": "#ef8f00", "error": "#e53935"}
 
 
-def line_text(line: LogLine) -> str:
-    return f"{line.t:>6} ms  {line.level:<5}  {line.message}"
+def line_text(line: LogLine, time_width: int = 6) -> str:
+    return f"{line.t:>{time_width}} ms  {line.level:<5}  {line.message}"
 
 
 class ConsoleModel(QAbstractListModel):
-    """Lines are appended as the stream delivers them, never reordered."""
+    """Lines are appended as the stream delivers them, never reordered.
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    ``time_width`` is how many characters the milliseconds are right-aligned in."""
+
+    def __init__(self, parent: QObject | None = None, *, time_width: int = 6) -> None:
         super().__init__(parent)
         self.lines: list[LogLine] = []
+        self.time_width = time_width
 
     def append(self, line: LogLine) -> None:
-        row = len(self.lines)
-        self.beginInsertRows(QModelIndex(), row, row)
-        self.lines.append(line)
+        self.extend((line,))
+
+    def extend(self, lines: Iterable[LogLine]) -> None:
+        added = list(lines)
+        if not added:
+            return
+        first = len(self.lines)
+        self.beginInsertRows(ROOT, first, first + len(added) - 1)
+        self.lines.extend(added)
         self.endInsertRows()
 
     def clear(self) -> None:
@@ -43,7 +58,7 @@ class ConsoleModel(QAbstractListModel):
         self.endResetModel()
 
     def text(self) -> str:
-        return "\n".join(line_text(line) for line in self.lines)
+        return "\n".join(line_text(line, self.time_width) for line in self.lines)
 
     def rowCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(self.lines)
@@ -53,7 +68,7 @@ class ConsoleModel(QAbstractListModel):
             return None
         line = self.lines[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return line_text(line)
+            return line_text(line, self.time_width)
         if role == Qt.ItemDataRole.ForegroundRole:
             colour = LEVEL_COLOURS.get(line.level)
             return QColor(colour) if colour else None

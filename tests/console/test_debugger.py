@@ -15,9 +15,9 @@ from pytestqt.qtbot import QtBot
 
 from console_app.client.connection import HubConnection
 from console_app.debugger import DebuggerWindow
-from console_app.debugger.panes import LEVEL_COLOURS
 from console_app.debugger.state import Phase
 from console_app.debugger.variables import VarRole
+from console_app.run.console import LEVEL_COLOURS
 from console_app.session import HubSession
 from console_app.tasks import TaskManager
 

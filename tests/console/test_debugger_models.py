@@ -110,7 +110,7 @@ def test_requests_model_and_state(qtmodeltester: ModelTester) -> None:
     model.append(state.request(DebugRequest("j2", "POST", "/api/webjobs/p")))
     assert model.index(1, 2).data() == "waiting…" and model.index(1, 0).data(
         RequestRole.STATUS) is None
-    model.changed(state.answered(DebugAnswer("j1", 200, True)) or 0)
+    model.row_changed(state.answered(DebugAnswer("j1", 200, True)) or 0)
     row = state.answered(DebugAnswer("j2", 500, False, "JOB-001"))
     assert row == 1 and state.phase == Phase.WAITING
     assert model.index(0, 2).data() == "200" and model.index(1, 2).data() == "500 JOB-001"

@@ -8,7 +8,6 @@ from pytestqt.qtbot import QtBot
 
 from console_app.client.history import (
     HistoryFilters,
-    LogEntry,
     RunDetail,
     RunPage,
     RunSummary,
@@ -16,12 +15,13 @@ from console_app.client.history import (
 from console_app.history.replay import ReplayPlayer
 from console_app.history.run_view import result_text
 from console_app.models.history import (
-    ConsoleModel,
     HistoryState,
     Roles,
     RunTableModel,
     replay_plan,
 )
+from console_app.run.console import LEVEL_ROLE, TIME_ROLE, ConsoleModel
+from shared.ndjson import LogLine
 
 WIRE = {"jobId": "job_1", "jobName": "report", "source": "http", "outcome": "failed",
         "caller": {"kind": "user", "id": "1", "name": "owner", "userClass": "OWNER"},
@@ -78,16 +78,16 @@ def test_run_table_serves_badges_from_roles(qtmodeltester: ModelTester) -> None:
 
 
 def test_console_model_and_replay_plan(qtmodeltester: ModelTester) -> None:
-    lines = [LogEntry("log", "a", 5), LogEntry("warn", "b", 20), LogEntry("error", "c", 9000)]
+    lines = [LogLine("log", "a", 5), LogLine("warn", "b", 20), LogLine("error", "c", 9000)]
     plan = replay_plan(lines, max_gap_ms=1000)
     assert [wait for wait, _ in plan] == [5, 15, 1000]
     model = ConsoleModel()
     model.extend(lines)
-    model.append(LogEntry("info", "d", 9001))
+    model.append(LogLine("info", "d", 9001))
     qtmodeltester.check(model)
     assert model.rowCount() == 4
-    assert model.data(model.index(1, 0), Roles.LEVEL) == "warn"
-    assert model.data(model.index(2, 0), Roles.MS) == 9000
+    assert model.data(model.index(1, 0), LEVEL_ROLE) == "warn"
+    assert model.data(model.index(2, 0), TIME_ROLE) == 9000
     assert "c" in model.data(model.index(2, 0))
 
 
@@ -96,11 +96,11 @@ def test_paced_replay_arrives_line_by_line(qtbot: QtBot) -> None:
     player = ReplayPlayer(model)
     seen: list[int] = []
     player.sig_progress.connect(lambda shown, _total: seen.append(model.rowCount()))
-    lines = [LogEntry("log", str(n), n * 30) for n in range(4)]
+    lines = [LogLine("log", str(n), n * 30) for n in range(4)]
     with qtbot.waitSignal(player.sig_finished, timeout=3000):
         player.play(lines, paced=True)
         assert model.rowCount() < 4  # nothing is shown before its time
-    assert [e.message for e in model.lines()] == ["0", "1", "2", "3"]
+    assert [e.message for e in model.lines] == ["0", "1", "2", "3"]
     assert seen[:4] == [1, 2, 3, 4]
     with qtbot.waitSignal(player.sig_finished, timeout=1000):
         player.play(lines, paced=False)

@@ -10,6 +10,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from console_app.client import jobs as api
 from console_app.client.connection import HubConnection
 from console_app.client.jobs import JobInfo, JobList, RunningRun
+from console_app.history.fmt import elapsed
 from console_app.models.jobs import (
     BADGES_ROLE,
     COL_LAST_RUN,
@@ -23,7 +24,6 @@ from console_app.models.jobs import (
     JobDetails,
     JobsFilterProxy,
     JobsModel,
-    age_text,
     badges_of,
 )
 
@@ -118,7 +118,7 @@ def test_running_indicator_ticks_without_new_calls(qtbot: object) -> None:
     with qtbot.waitSignal(model.dataChanged):  # type: ignore[attr-defined]
         model.tick()
     model.set_running([])
-    assert model.index(0, COL_NOW).data() == "" and age_text(7200) == "2 h"
+    assert model.index(0, COL_NOW).data() == "" and elapsed(7200) == "2 h"
 
 
 @pytest.mark.parametrize(("flag", "inside", "outside"), [
