@@ -162,7 +162,7 @@ def test_replay_of_a_recorded_run(qtbot: QtBot, connection: HubConnection,
 
     def recorded() -> bool:
         runs[:] = connection.get("/api/webjobs/history", job=name)["runs"]
-        return bool(runs) and runs[0].get("status") != "running"
+        return bool(runs) and runs[0]["outcome"] != "running"
 
     qtbot.waitUntil(recorded, timeout=WAIT_MS)
     window = open_window(name, {}, replay_run_id=runs[0]["jobId"])
