@@ -21,11 +21,12 @@ from console_app.client.credentials import TokenVault
 from console_app.client.errors import describe_error
 from console_app.session import HubSession, Navigator
 from console_app.shell.connect_dialog import ConnectDialog
-from console_app.shell.connecting import Connected, Credentials, open_hub
+from console_app.shell.connecting import Connected, Credentials, normalise_url, open_hub
 from console_app.shell.hubs import APPLICATION, ORGANISATION, HubEntry, RememberedHubs
 from console_app.shell.main_window import MainWindow
 from console_app.shell.theme import Theme
 from console_app.tasks import TaskManager
+from shared.errors import BadRequest
 
 
 def make_application(argv: Sequence[str] = ()) -> QApplication:
@@ -107,6 +108,18 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
+def stored_token(vault: TokenVault, hub: str) -> str:
+    """The token kept for ``hub`` ('' if none): looked up under the address as the
+    connect dialog stores it, so ``--hub host:8700`` finds ``http://host:8700``'s."""
+    if not hub:
+        return ""
+    try:
+        url = normalise_url(hub)
+    except BadRequest:
+        return ""  # not an address; the dialog will say so
+    return vault.load(url) or ""
+
+
 def quit_on_interrupt(app: QApplication) -> QTimer:
     """Ctrl+C in the terminal (or ``make run`` stopping) quits cleanly. Python runs
     signal handlers only between bytecodes, never inside Qt's event loop, so a timer
@@ -124,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = make_application(sys.argv[:1])
     quit_on_interrupt(app)
     console = ConsoleApp(app)
-    token = args.token or (console.vault.load(args.hub) if args.hub else None) or ""
+    token = args.token or stored_token(console.vault, args.hub)
     console.start(args.hub, token)
     app.setQuitOnLastWindowClosed(True)
     try:

@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from PySide6.QtCore import QObject, Qt, Signal
 
@@ -33,9 +33,53 @@ from console_app.client.connection import CancelToken
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+P = ParamSpec("P")
 # Managers that were shut down: kept, so a worker still finishing is never the one
 # that drops the last reference to a QObject.
 _retired: list[TaskManager] = []
+
+
+class Latest:
+    """*Latest request wins* for one kind of call (a page's listing, a run's detail):
+    each :meth:`start` supersedes the calls started before it, and the outcomes of a
+    superseded call are dropped, so a slow old answer never overwrites a newer one::
+
+        call = self._loads.start()
+        tasks.run(work, call.wrap(self._loaded), call.wrap(self._failed))
+    """
+
+    def __init__(self) -> None:
+        self.started = 0   # calls started so far
+
+    def start(self) -> LatestCall:
+        self.started += 1
+        return LatestCall(self, self.started)
+
+    def current(self) -> LatestCall:
+        """The call started last, to tie more callbacks to it (a timer, a follow-up)."""
+        return LatestCall(self, self.started)
+
+    def supersede(self) -> None:
+        """Drop the outcomes of every call started so far."""
+        self.started += 1
+
+
+@dataclass(frozen=True)
+class LatestCall:
+    owner: Latest
+    number: int
+
+    @property
+    def current(self) -> bool:
+        """No call of the same kind has started since this one."""
+        return self.number == self.owner.started
+
+    def wrap(self, callback: Callable[P, object]) -> Callable[P, None]:
+        """``callback``, run only while this call is still the current one."""
+        def call(*args: P.args, **kwargs: P.kwargs) -> None:
+            if self.current:
+                callback(*args, **kwargs)
+        return call
 
 
 def _log_error(exc: Exception) -> None:

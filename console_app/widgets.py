@@ -45,6 +45,10 @@ class MessageBar(QLabel):
         prefix = f"{doing} failed — " if doing else ""
         self._show("error", prefix + describe_error(exc))
 
+    def show_error_text(self, text: str) -> None:
+        """An error already put in words: a local check, not a failed call."""
+        self._show("error", text)
+
     def show_info(self, text: str) -> None:
         self._show("info", text)
 

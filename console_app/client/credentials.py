@@ -68,11 +68,16 @@ class TokenVault:
         return self._file
 
     def load(self, url: str) -> str | None:
+        """The keyring's token, else the file's: a token the keyring could not take
+        when it was stored (or kept before the keyring existed) is in the file."""
         if self._keyring is not None:
             try:
-                return self._keyring.get_password(SERVICE, _key(url))
+                token = self._keyring.get_password(SERVICE, _key(url))
             except KeyringError as err:  # a locked or vanished keyring: try the file
                 log.info("keyring read failed (%s); using %s", err, self._file)
+            else:
+                if token is not None:
+                    return token
         return self._read_file().get(_key(url))
 
     def store(self, url: str, token: str) -> None:

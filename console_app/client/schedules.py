@@ -8,16 +8,15 @@ reads it, so a schedule whose stored text is not an object still lists."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from console_app.client.connection import API, HubConnection
-from console_app.client.history import HistoryFilters, RunSummary, list_runs
 
 __all__ = [
     "CATCH_UP_MODES", "OVERLAP_MODES", "CronPreview", "ScheduleDraft", "ScheduleInfo",
-    "create_schedule", "delete_schedule", "list_schedules", "list_with_last_runs",
-    "merge_last_runs", "preview_cron", "run_now", "set_enabled", "update_schedule",
+    "create_schedule", "delete_schedule", "list_schedules", "preview_cron", "run_now",
+    "set_enabled", "update_schedule",
 ]
 
 CATCH_UP_MODES = ("skip", "one")
@@ -103,36 +102,6 @@ class CronPreview:
 def list_schedules(conn: HubConnection) -> list[ScheduleInfo]:
     answer = conn.get(f"{API}/schedules")
     return [ScheduleInfo.from_json(s) for s in answer.get("schedules") or ()]
-
-
-def merge_last_runs(items: list[ScheduleInfo],
-                    runs: list[RunSummary] | tuple[RunSummary, ...]) -> list[ScheduleInfo]:
-    """Each schedule with its newest recorded run when that is newer than the hub's
-    ``lastRun``: the hub writes ``lastRun`` back for firings only, while *Run now*
-    and runs with other parameters are in history alone. Missed occurrences are not
-    runs, so they never count as the last one."""
-    newest: dict[str, RunSummary] = {}
-    for run in runs:
-        if run.schedule_id and run.outcome != "missed":
-            seen = newest.get(run.schedule_id)
-            if seen is None or run.started > seen.started:
-                newest[run.schedule_id] = run
-    merged = []
-    for item in items:
-        last = newest.get(str(item.schedule_id))
-        if last is not None and (item.last_run is None or last.started > item.last_run):
-            item = replace(item, last_run=last.started, last_outcome=last.outcome)
-        merged.append(item)
-    return merged
-
-
-def list_with_last_runs(conn: HubConnection, recent: int = 200) -> list[ScheduleInfo]:
-    """Every schedule, its last run taken from the newest ``recent`` schedule runs too."""
-    items = list_schedules(conn)
-    if not items:
-        return items
-    page = list_runs(conn, HistoryFilters(source="schedule", limit=recent))
-    return merge_last_runs(items, page.runs)
 
 
 def create_schedule(conn: HubConnection, draft: ScheduleDraft) -> ScheduleInfo:

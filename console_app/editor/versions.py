@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from console_app.client.errors import describe_error
 from console_app.editor.diffing import DiffLine, unified_diff
 from console_app.editor.theme import is_dark
 
@@ -141,7 +142,8 @@ class VersionsDialog(QDialog):
     def _fetched(self, version: int, result: str | Exception) -> None:
         if isinstance(result, Exception):
             if version == self._wanted:
-                self.status.setText(f"Could not load version {version}: {result}")
+                self.status.setText(f"Could not load version {version}: "
+                                    f"{describe_error(result)}")
             return
         self._codes[version] = result
         # A slower answer for a version the owner has moved away from must not show.

@@ -24,8 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from console_app.client.connection import API
+from console_app.client.connection import HubConnection
 from console_app.client.errors import describe_error
+from console_app.client.jobs import available
 from console_app.client.schedules import (
     CATCH_UP_MODES,
     OVERLAP_MODES,
@@ -38,6 +39,7 @@ from console_app.client.schedules import (
 )
 from console_app.history.fmt import zoned_time
 from console_app.models.schedules import CronCheck
+from console_app.run.params import parse_params
 from console_app.session import HubSession
 
 __all__ = ["CHECK_DELAY_MS", "ScheduleDialog"]
@@ -46,8 +48,8 @@ CHECK_DELAY_MS = 400
 HUB_DEFAULT_ZONE = "(hub default)"
 
 
-def _job_names(session: HubSession) -> list[str]:
-    return sorted(str(j["name"]) for j in session.conn.get(f"{API}/available").get("jobs", []))
+def _job_names(conn: HubConnection) -> list[str]:
+    return sorted(job.name for job in available(conn).jobs)
 
 
 class ScheduleDialog(QDialog):
@@ -67,7 +69,8 @@ class ScheduleDialog(QDialog):
         self._timer.timeout.connect(self._check_now)
         self._build()
         self._fill(existing, job)
-        session.tasks.run(lambda: _job_names(session), self._got_jobs, lambda _e: None)
+        conn = session.conn
+        session.tasks.run(lambda: _job_names(conn), self._got_jobs, lambda _e: None)
 
     def _build(self) -> None:
         self.name_edit = QLineEdit()
@@ -193,15 +196,10 @@ class ScheduleDialog(QDialog):
         self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(ready)
 
     def _params(self) -> dict[str, Any] | None:
-        text = self.params_edit.toPlainText().strip() or "{}"
-        try:
-            value = json.loads(text)
-        except ValueError as exc:
-            self.error_label.setText(f"Parameters are not JSON: {exc}")
-            return None
-        if not isinstance(value, dict):
-            self.error_label.setText("Parameters must be a JSON object, like {\"days\": 7}")
-            return None
+        value, why = parse_params(self.params_edit.toPlainText())
+        if value is None:
+            self.error_label.setText(f"Parameters: {why}" if why.startswith("Not JSON")
+                                     else why)
         return value
 
     def draft(self) -> ScheduleDraft | None:

@@ -3,7 +3,8 @@
 Filters are the hub's own (``GET /history``): text search, status, trigger (source),
 a time range, job and schedule, with paging. Picking a run fetches it in full and
 the :class:`~console_app.history.run_view.RunView` replays its console. Answers to
-an older query are dropped by sequence number, so fast typing never shows stale rows."""
+an older query are dropped (:class:`~console_app.tasks.Latest`), so fast typing never
+shows stale rows."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from console_app.client.history import (
 from console_app.history.run_view import RunView
 from console_app.models.history import HistoryState, RunTableModel
 from console_app.session import HubSession
+from console_app.tasks import Latest
 from console_app.widgets import MessageBar, row_table
 
 __all__ = ["TIME_RANGES", "HistoryPage"]
@@ -63,8 +65,8 @@ class HistoryPage(QWidget):
         self.session = session
         self.state = HistoryState()
         self.model = RunTableModel(self)
-        self._query_seq = 0
-        self._detail_seq = 0
+        self._queries = Latest()
+        self._details = Latest()
         self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._apply_widgets)
         self._build()
@@ -170,7 +172,7 @@ class HistoryPage(QWidget):
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
-        if self._query_seq == 0:  # first shown without set_filters: all runs
+        if self._queries.started == 0:  # first shown without set_filters: all runs
             self.refresh()
 
     def refresh(self) -> None:
@@ -180,15 +182,11 @@ class HistoryPage(QWidget):
         if filters is None:
             return
         self.state.filters = filters
-        self._query_seq += 1
-        seq, conn = self._query_seq, self.session.conn
-        self.session.tasks.run(lambda: list_runs(conn, filters),
-                               lambda page: self._loaded(seq, page),
-                               lambda exc: self._failed(seq, exc))
+        call, conn = self._queries.start(), self.session.conn
+        self.session.tasks.run(lambda: list_runs(conn, filters), call.wrap(self._loaded),
+                               call.wrap(self._failed))
 
-    def _loaded(self, seq: int, page: RunPage) -> None:
-        if seq != self._query_seq:
-            return
+    def _loaded(self, page: RunPage) -> None:
         self.message.clear_message()
         self.state.page = page
         self.model.set_runs(page.runs)
@@ -198,9 +196,8 @@ class HistoryPage(QWidget):
         self.next_button.setEnabled(self.state.next_filters() is not None)
         self.sig_loaded.emit()
 
-    def _failed(self, seq: int, exc: Exception) -> None:
-        if seq == self._query_seq:
-            self.message.show_error(exc, "Loading history")
+    def _failed(self, exc: Exception) -> None:
+        self.message.show_error(exc, "Loading history")
 
     # -- one run -----------------------------------------------------------------------
 
@@ -214,17 +211,13 @@ class HistoryPage(QWidget):
         run = self.model.run_at(row)
         if run is None:
             return
-        self._detail_seq += 1
-        seq, conn, run_id = self._detail_seq, self.session.conn, run.run_id
-        self.session.tasks.run(lambda: get_run(conn, run_id),
-                               lambda detail: self._shown(seq, detail),
-                               lambda exc: self._detail_failed(seq, exc))
+        call, conn, run_id = self._details.start(), self.session.conn, run.run_id
+        self.session.tasks.run(lambda: get_run(conn, run_id), call.wrap(self._shown),
+                               call.wrap(self._detail_failed))
 
-    def _shown(self, seq: int, detail: RunDetail) -> None:
-        if seq == self._detail_seq:
-            self.run_view.show_run(detail)
-            self.sig_run_shown.emit(detail.summary.run_id)
+    def _shown(self, detail: RunDetail) -> None:
+        self.run_view.show_run(detail)
+        self.sig_run_shown.emit(detail.summary.run_id)
 
-    def _detail_failed(self, seq: int, exc: Exception) -> None:
-        if seq == self._detail_seq:
-            self.message.show_error(exc, "Opening the run")
+    def _detail_failed(self, exc: Exception) -> None:
+        self.message.show_error(exc, "Opening the run")

@@ -50,6 +50,7 @@ from console_app.pages.manage_parts import Asker, BadgeDelegate, new_job_templat
 from console_app.run.dialog import RunDialog
 from console_app.run.params import remember_params, remembered_params
 from console_app.session import HubSession
+from console_app.widgets import MessageBar
 
 POLL_MS = 2000      # /running while visible: one small JSON answer
 TICK_MS = 1000      # ages move on between polls without a call
@@ -58,7 +59,7 @@ TICK_MS = 1000      # ages move on between polls without a call
 class ManagePage(QWidget):
     sig_loaded = Signal()                 # a /available answer is in the model
     sig_running_polled = Signal()         # a /running answer is in the model
-    sig_message = Signal(str, bool)       # text, is_error: also shown in the page's banner
+    sig_message = Signal(str, bool)       # text, is_error: also shown in the page's message
     sig_details_loaded = Signal(str)      # job name
 
     def __init__(self, session: HubSession, parent: QWidget | None = None,
@@ -73,6 +74,7 @@ class ManagePage(QWidget):
         self.dialogs: list[QWidget] = []
         self._polling = self._loading = self._reload_pending = False
         self._last_running: set[str] = set()
+        self._showing_load_error = False  # the message says a load or poll failed
         self._poll_timer = QTimer(self, singleShot=True, interval=POLL_MS)
         self._poll_timer.timeout.connect(self.poll_running)
         self._tick_timer = QTimer(self, interval=TICK_MS)
@@ -83,9 +85,7 @@ class ManagePage(QWidget):
 
     def _build(self) -> None:
         self.header = QLabel("Jobs")
-        self.banner = QLabel()
-        self.banner.setWordWrap(True)
-        self.banner.hide()
+        self.message = MessageBar()
         self.search = QLineEdit(placeholderText="Search name or description…",
                                 clearButtonEnabled=True)
         self.search.textChanged.connect(self.proxy.set_search)
@@ -112,7 +112,7 @@ class ManagePage(QWidget):
         self.view.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
         layout = QVBoxLayout(self)
         layout.addLayout(self._toolbar())
-        layout.addWidget(self.banner)
+        layout.addWidget(self.message)
         layout.addLayout(filters)
         layout.addWidget(self.view, 1)
         self._update_buttons()
@@ -197,6 +197,7 @@ class ManagePage(QWidget):
 
     def _loaded(self, found: JobList) -> None:
         self._loading = False
+        self._clear_load_error()
         current = self.current_name()
         self.model.set_jobs(found)
         self.header.setText(f"<b>Jobs</b> · {len(found.jobs)} · store: {found.store}")
@@ -210,7 +211,7 @@ class ManagePage(QWidget):
 
     def _load_failed(self, exc: Exception) -> None:
         self._loading = self._reload_pending = False
-        self.show_message(f"Could not load the jobs: {describe_error(exc)}", error=True)
+        self.show_failure(exc, "Loading the jobs", loading=True)
 
     def poll_running(self) -> None:
         if self._polling or not self.isVisible():
@@ -221,6 +222,7 @@ class ManagePage(QWidget):
 
     def _got_running(self, runs: list[RunningRun]) -> None:
         self._polling = False
+        self._clear_load_error()
         self.model.set_running(runs)
         names = {r.job_name for r in runs}
         if names != self._last_running and self._last_running - names:
@@ -231,7 +233,7 @@ class ManagePage(QWidget):
 
     def _poll_failed(self, exc: Exception) -> None:
         self._polling = False
-        self.show_message(f"Could not read the runs in flight: {describe_error(exc)}", error=True)
+        self.show_failure(exc, "Reading the runs in flight", loading=True)
         self._schedule_poll()
 
     def _schedule_poll(self) -> None:
@@ -321,9 +323,8 @@ class ManagePage(QWidget):
             self._keep(open_versions(self.session, name, text, self, self._jobs_changed,
                                      self.show_message))
 
-        self.session.tasks.run(
-            lambda: api.code(self.session.conn, name), show,
-            lambda exc: self.show_message(f"Could not open versions: {describe_error(exc)}", True))
+        self.session.tasks.run(lambda: api.code(self.session.conn, name), show,
+                               lambda exc: self.show_failure(exc, "Opening the versions"))
 
     def delete_job(self, name: str) -> None:
         if not name or not self.asker.confirm(
@@ -331,8 +332,7 @@ class ManagePage(QWidget):
             return
         self.session.tasks.run(lambda: api.delete(self.session.conn, name),
                                lambda _r: self._done(f"Deleted {name}"),
-                               lambda exc: self.show_message(
-                                   f"Could not delete {name}: {describe_error(exc)}", True))
+                               lambda exc: self.show_failure(exc, f"Deleting {name}"))
 
     # -- the toolbar ---------------------------------------------------------------------
 
@@ -350,7 +350,7 @@ class ManagePage(QWidget):
 
         self.session.tasks.run(
             lambda: api.save(self.session.conn, name, new_job_template(name)), created,
-            lambda exc: self.show_message(f"Could not create {name}: {describe_error(exc)}", True))
+            lambda exc: self.show_failure(exc, f"Creating {name}"))
 
     def upload_job(self) -> None:
         chosen = self.asker.pick_file("Upload a job file", self)
@@ -360,8 +360,7 @@ class ManagePage(QWidget):
         self.session.tasks.run(
             lambda: api.upload(self.session.conn, path),
             lambda job: self._done(f"Uploaded {job.get('name') or path.name}"),
-            lambda exc: self.show_message(f"Could not upload {path.name}: {describe_error(exc)}",
-                                          True))
+            lambda exc: self.show_failure(exc, f"Uploading {path.name}"))
 
     def run_ad_hoc(self) -> None:
         chosen = self.asker.pick_file("Run a file once, without saving it", self)
@@ -370,7 +369,7 @@ class ManagePage(QWidget):
         try:
             source = Path(chosen).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as err:
-            self.show_message(f"Could not read {chosen}: {err}", error=True)
+            self.show_failure(err, f"Reading {chosen}")
             return
         self._keep(RunDialog(self.session, "", {}, source=source)).show()
 
@@ -388,12 +387,26 @@ class ManagePage(QWidget):
         self._jobs_changed()
 
     def _jobs_changed(self) -> None:
-        self.refresh()
+        # The main window answers with refresh(): one /available, not two.
         self.session.nav.sig_jobs_changed.emit()
 
     def show_message(self, text: str, error: bool = False) -> None:
-        """A non-modal note over the list; hub failures carry their code."""
-        self.banner.setText(text)
-        self.banner.setStyleSheet("color: #e53935" if error else "")
-        self.banner.show()
+        """A non-modal note over the list (``text`` already worded)."""
+        if error:
+            self.message.show_error_text(text)
+        else:
+            self.message.show_info(text)
+        self._showing_load_error = False
         self.sig_message.emit(text, error)
+
+    def show_failure(self, exc: Exception, doing: str, loading: bool = False) -> None:
+        """``doing`` failed: the message names the failure with its code. A load or
+        poll failure (``loading``) goes once the next load or poll succeeds."""
+        self.message.show_error(exc, doing)
+        self._showing_load_error = loading
+        self.sig_message.emit(self.message.text(), True)
+
+    def _clear_load_error(self) -> None:
+        if self._showing_load_error:
+            self._showing_load_error = False
+            self.message.clear_message()

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QUrl
+from PySide6.QtCore import QRect, QSize, Qt, QUrl
 from PySide6.QtGui import QColor, QDesktopServices, QPainter
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -19,9 +19,8 @@ from PySide6.QtWidgets import (
 )
 
 from console_app.models.jobs import BADGES_ROLE, Badge
+from console_app.models.rows import Index
 from console_app.run.params import ParamsDialog
-
-Index = QModelIndex | QPersistentModelIndex
 
 BADGE_COLOURS = {"public": "#1e88e5", "page": "#8e24aa", "extended": "#ef6c00",
                  "scheduled": "#2e7d32", "schedule-off": "#9e9e9e", "key": "#6d4c41"}

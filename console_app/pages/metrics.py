@@ -26,6 +26,7 @@ from console_app.client.history import Health, MetricsSnapshot, get_health, get_
 from console_app.history.chart import HourlyChart
 from console_app.history.metrics_data import Card, HourlySeries, cards, hourly_series
 from console_app.session import HubSession
+from console_app.tasks import Latest
 from console_app.widgets import MessageBar, RefreshWhileShown
 
 __all__ = ["MetricsPage"]
@@ -76,7 +77,7 @@ class MetricsPage(QWidget):
         self.session = session
         self.figures: Figures | None = None
         self.cards: dict[str, CardWidget] = {}
-        self._seq = 0
+        self._loads = Latest()
         self._refresher = RefreshWhileShown(self, REFRESH_MS, self.refresh)
         self.message = MessageBar()
         self.refresh_button = QPushButton("Refresh")
@@ -101,18 +102,14 @@ class MetricsPage(QWidget):
         layout.addLayout(charts, 1)
 
     def refresh(self) -> None:
-        self._seq += 1
-        seq, conn = self._seq, self.session.conn
-        self.session.tasks.run(lambda: fetch_figures(conn), lambda f: self._loaded(seq, f),
-                               lambda exc: self._failed(seq, exc))
+        call, conn = self._loads.start(), self.session.conn
+        self.session.tasks.run(lambda: fetch_figures(conn), call.wrap(self._loaded),
+                               call.wrap(self._failed))
 
-    def _failed(self, seq: int, exc: Exception) -> None:
-        if seq == self._seq:
-            self.message.show_error(exc, "Loading metrics")
+    def _failed(self, exc: Exception) -> None:
+        self.message.show_error(exc, "Loading metrics")
 
-    def _loaded(self, seq: int, figures: Figures) -> None:
-        if seq != self._seq:
-            return
+    def _loaded(self, figures: Figures) -> None:
         self.message.clear_message()
         self.figures = figures
         for number, card in enumerate(cards(figures.snapshot, figures.health)):

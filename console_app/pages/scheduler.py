@@ -8,7 +8,6 @@ schedule. Questions to the owner go through :attr:`SchedulerPage.confirm` and
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +15,6 @@ from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
-    QInputDialog,
     QLabel,
     QMenu,
     QMessageBox,
@@ -29,13 +27,15 @@ from PySide6.QtWidgets import (
 from console_app.client.schedules import (
     ScheduleInfo,
     delete_schedule,
-    list_with_last_runs,
+    list_schedules,
     run_now,
     set_enabled,
 )
 from console_app.history.schedule_dialog import ScheduleDialog
 from console_app.models.schedules import LAST, WHEN, ScheduleTableModel
+from console_app.run.params import ParamsDialog
 from console_app.session import HubSession
+from console_app.tasks import Latest
 from console_app.widgets import MessageBar, RefreshWhileShown, row_table
 
 __all__ = ["SchedulerPage"]
@@ -49,16 +49,10 @@ def _ask_yes(parent: QWidget, title: str, question: str) -> bool:
 
 
 def _ask_params(parent: QWidget, item: ScheduleInfo) -> dict[str, Any] | None:
-    text, ok = QInputDialog.getMultiLineText(
-        parent, "Run with other parameters", f"Parameters for {item.job_name} (JSON object):",
-        json.dumps(item.params_dict(), indent=1))
-    if not ok:
-        return None
-    try:
-        value = json.loads(text or "{}")
-    except ValueError:
-        value = None
-    return value if isinstance(value, dict) else None
+    """The JSON dialog every run shares: Run stays off, with the reason shown, while
+    the text is not a JSON object."""
+    dialog = ParamsDialog(item.job_name, item.params_dict(), parent)
+    return dialog.params() if dialog.exec() == ParamsDialog.DialogCode.Accepted else None
 
 
 class SchedulerPage(QWidget):
@@ -76,7 +70,7 @@ class SchedulerPage(QWidget):
         self.confirm: Callable[[str, str], bool] = lambda t, q: _ask_yes(self, t, q)
         self.ask_params: Callable[[ScheduleInfo], dict[str, Any] | None] = (
             lambda item: _ask_params(self, item))
-        self._seq = 0
+        self._loads = Latest()
         self._refresher = RefreshWhileShown(self, REFRESH_MS, self.refresh)
         self._build()
 
@@ -133,14 +127,11 @@ class SchedulerPage(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        self._seq += 1
-        seq, conn = self._seq, self.session.conn
-        self.session.tasks.run(lambda: list_with_last_runs(conn), lambda items: self._loaded(
-            seq, items), lambda exc: self._failed(seq, exc, "Loading schedules"))
+        call, conn = self._loads.start(), self.session.conn
+        self.session.tasks.run(lambda: list_schedules(conn), call.wrap(self._loaded),
+                               call.wrap(self._error("Loading schedules")))
 
-    def _loaded(self, seq: int, items: list[ScheduleInfo]) -> None:
-        if seq != self._seq:
-            return
+    def _loaded(self, items: list[ScheduleInfo]) -> None:
         if self.message.kind == "error":
             self.message.clear_message()
         self.all_schedules = items
@@ -154,10 +145,6 @@ class SchedulerPage(QWidget):
         if chosen is not None:
             self.select(chosen.schedule_id)
         self._update_buttons()
-
-    def _failed(self, seq: int, exc: Exception, doing: str) -> None:
-        if seq == self._seq:
-            self.message.show_error(exc, doing)
 
     def _error(self, doing: str) -> Callable[[Exception], None]:
         return lambda exc: self.message.show_error(exc, doing)

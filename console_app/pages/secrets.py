@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from console_app.client.errors import describe_error
 from console_app.client.secrets import (
     SecretChange,
     SecretInfo,
@@ -39,6 +40,7 @@ from console_app.client.secrets import (
 )
 from console_app.models.secrets import SecretTableModel, changes_text, summary
 from console_app.session import HubSession
+from console_app.tasks import Latest
 from console_app.widgets import MessageBar, row_table
 
 __all__ = ["SecretDialog", "SecretsPage"]
@@ -244,8 +246,8 @@ class SecretsPage(QWidget):
         self.model = SecretTableModel(parent=self)
         self.dialog: SecretDialog | None = None
         self.confirm_box: QMessageBox | None = None
-        self._seq = 0
-        self._changes_seq = 0
+        self._loads = Latest()
+        self._change_loads = Latest()
         self._build()
         session.nav.sig_jobs_changed.connect(self.refresh)  # declarers may have changed
 
@@ -285,14 +287,11 @@ class SecretsPage(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        self._seq += 1
-        seq, conn = self._seq, self.session.conn
-        self.session.tasks.run(lambda: list_secrets(conn), lambda items: self._loaded(
-            seq, items), lambda exc: self._load_failed(seq, exc))
+        call, conn = self._loads.start(), self.session.conn  # an older answer is dropped
+        self.session.tasks.run(lambda: list_secrets(conn), call.wrap(self._loaded),
+                               call.wrap(lambda exc: self._show_error(exc, "Loading secrets")))
 
-    def _loaded(self, seq: int, items: list[SecretInfo]) -> None:
-        if seq != self._seq:
-            return  # an older refresh answered late
+    def _loaded(self, items: list[SecretInfo]) -> None:
         if self.message.kind == "error":
             self.message.clear_message()
         chosen = self.selected()
@@ -302,10 +301,6 @@ class SecretsPage(QWidget):
             self.select(chosen.name)
         self._update_buttons()
         self.sig_loaded.emit()
-
-    def _load_failed(self, seq: int, exc: Exception) -> None:
-        if seq == self._seq:
-            self._show_error(exc, "Loading secrets")
 
     def _show_error(self, exc: Exception, doing: str) -> None:
         self.message.show_error(exc, doing)
@@ -327,17 +322,21 @@ class SecretsPage(QWidget):
         item = self.selected()
         self.changes_label.clear()
         if item is None:
+            self._change_loads.supersede()  # nothing selected: no late log shows
             return
-        self._changes_seq += 1
-        seq, conn, name = self._changes_seq, self.session.conn, item.name
+        call, conn, name = self._change_loads.start(), self.session.conn, item.name
 
         def shown(changes: list[SecretChange]) -> None:
-            if seq == self._changes_seq:
-                self.changes_label.setText(changes_text(name, changes))
-                self.sig_changes_shown.emit(name)
+            self.changes_label.setText(changes_text(name, changes))
+            self.sig_changes_shown.emit(name)
 
-        self.session.tasks.run(lambda: secret_changes(conn, name), shown,
-                               lambda exc: shown([]) if seq == self._changes_seq else None)
+        def failed(exc: Exception) -> None:
+            self.changes_label.setText(f"Could not load the changes of {name}: "
+                                       f"{describe_error(exc)}")
+            self.sig_changes_shown.emit(name)
+
+        self.session.tasks.run(lambda: secret_changes(conn, name), call.wrap(shown),
+                               call.wrap(failed))
 
     def _update_buttons(self) -> None:
         item = self.selected()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -30,10 +30,12 @@ from PySide6.QtWidgets import (
 
 from console_app.client import jobs
 from console_app.client.connection import CancelToken
+from console_app.client.errors import describe_error
 from console_app.client.jobs import RunningRun
 from console_app.run.console import ConsoleModel
 from console_app.run.result import ResultView, SavePicker
 from console_app.session import HubSession
+from console_app.tasks import Latest
 from shared.errors import WebJobsError, error_class_for
 from shared.ndjson import Failure, LogLine, MetaData, Payload, StreamEvent
 
@@ -66,7 +68,7 @@ class RunDialog(QDialog):
         self._cancel: CancelToken | None = None
         self._started = 0.0
         self._stop_requested = False
-        self._generation = 0
+        self._runs = Latest()
         self.console = ConsoleModel(self)
         self._elapsed = QTimer(self)
         self._elapsed.setInterval(200)
@@ -149,14 +151,9 @@ class RunDialog(QDialog):
 
         # Callbacks of an earlier run (its on_done may still be queued) must not touch
         # this one: each is tied to the run it belongs to.
-        self._generation += 1
-        mine = self._generation
-
-        def current(fn: Callable[..., None]) -> Callable[..., None]:
-            return lambda *args: fn(*args) if mine == self._generation else None
-
-        self._cancel = self.session.tasks.stream(events, current(self._on_event),
-                                                 current(self._on_end), current(self._on_error))
+        run = self._runs.start()
+        self._cancel = self.session.tasks.stream(events, run.wrap(self._on_event),
+                                                 run.wrap(self._on_end), run.wrap(self._on_error))
 
     def _reset(self) -> None:
         self.console.clear()
@@ -203,7 +200,7 @@ class RunDialog(QDialog):
         if isinstance(exc, WebJobsError):
             self._show_failure(Failure(error=exc.message, code=exc.code, ref=exc.ref))
         else:
-            self._finish("error", f"Unexpected failure: {exc}")
+            self._finish("error", f"Unexpected failure: {describe_error(exc)}")
 
     def _show_result(self, meta: MetaData, data: bytes) -> None:
         self._elapsed.stop()
@@ -275,9 +272,8 @@ class RunDialog(QDialog):
             self._hang_up()
             return
         # The hub answers the stream with JOB-001 "Stopped"; if that never comes, hang up.
-        mine = self._generation  # a later "Run again" must not be hung up on
-        QTimer.singleShot(STOP_GRACE_MS, self,
-                          lambda: self._hang_up() if mine == self._generation else None)
+        # A later "Run again" must not be hung up on.
+        QTimer.singleShot(STOP_GRACE_MS, self, self._runs.current().wrap(self._hang_up))
 
     def _hang_up(self) -> None:
         if not self.running:

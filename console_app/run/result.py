@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QObject, Qt
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -27,11 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from console_app.models.rows import ROOT, Index
 from console_app.run.json_tree import JsonTreeModel
 from shared.ndjson import MetaData
 
-Index = QModelIndex | QPersistentModelIndex
-ROOT = QModelIndex()  # the invisible root, as a default argument
 # (suggested file name) -> chosen path or None; tests inject one instead of a file dialog.
 SavePicker = Callable[[str], str | None]
 CSV_PREVIEW_ROWS = 2000

@@ -11,13 +11,13 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSettings, Qt
+from PySide6.QtCore import QAbstractListModel, QSettings, Qt
+
+from console_app.models.rows import ROOT, Index
 
 ORGANISATION = "WebJobs"
 APPLICATION = "Console"
 MAX_REMEMBERED = 12
-
-Index = QModelIndex | QPersistentModelIndex
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class HubListModel(QAbstractListModel):
         super().__init__()
         self._hubs = hubs
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt's API)
+    def rowCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(self._hubs.book.entries)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -20,7 +20,6 @@ Probe = Callable[[], dict[str, Any]]
 class ConnectionMonitor(QObject):
     sig_connection_changed = Signal(bool)  # True: the hub answers again; False: it went away
     sig_health = Signal(dict)              # every successful poll's /health answer
-    sig_problem = Signal(str)              # why the last poll failed (with its code)
 
     def __init__(self, probe: Probe, tasks: TaskManager, interval_ms: int = 3000,
                  parent: QObject | None = None) -> None:
@@ -68,7 +67,6 @@ class ConnectionMonitor(QObject):
     def _failed(self, exc: Exception) -> None:
         self.in_flight = False
         self.last_problem = describe_error(exc)
-        self.sig_problem.emit(self.last_problem)
         self._set(False)
 
     def _set(self, connected: bool) -> None:

@@ -61,5 +61,3 @@ class Theme:
     def apply(self) -> None:
         self.dark = system_is_dark(self._app)
         self._app.setPalette(dark_palette() if self.dark else self._light)
-        # Pages colour badges from this property (read in their models' data()).
-        self._app.setProperty("webjobsDark", self.dark)

@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
+from console_app.client.errors import HubUnreachable
 from console_app.editor import VersionsDialog
 from console_app.editor.versions import describe_version
 
@@ -91,8 +92,8 @@ def test_a_failed_fetch_is_reported(qtbot: QtBot) -> None:
     fetch = FakeFetch()
     dialog = _dialog(qtbot, fetch, "x")
     dialog.select_version(2)
-    fetch.answer(2, ConnectionError("hub went away"))
-    assert "Could not load version 2: hub went away" in dialog.status.text()
+    fetch.answer(2, HubUnreachable("hub went away"))  # what the client raises
+    assert "Could not load version 2: CONSOLE-001: hub went away" in dialog.status.text()
 
 
 def test_restore_emits_the_version_and_closes(qtbot: QtBot) -> None:

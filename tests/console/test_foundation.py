@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from console_app.client.connection import CancelToken, HubConnection
 from console_app.client.errors import HubUnreachable
-from console_app.tasks import TaskManager
+from console_app.tasks import Latest, TaskManager
 from shared.errors import Forbidden, NotFound, NotSignedIn
 from shared.ndjson import LogLine, MetaData, Payload
 from tests.console.conftest import ConsoleHub
@@ -79,6 +79,19 @@ def test_task_failure_goes_to_on_error(qtbot: QtBot, tasks: TaskManager,
     tasks.run(lambda: connection.get("/api/webjobs/nope/code"), on_error=errors.append)
     qtbot.waitUntil(lambda: bool(errors))
     assert isinstance(errors[0], NotFound)
+
+
+def test_latest_drops_the_outcomes_of_superseded_calls() -> None:
+    latest, seen = Latest(), []
+    first = latest.start()
+    second = latest.start()
+    first.wrap(seen.append)("old")          # answered late: dropped
+    second.wrap(seen.append)("new")
+    assert seen == ["new"] and second.current and not first.current
+    latest.current().wrap(seen.append)("follow-up")
+    latest.supersede()
+    second.wrap(seen.append)("after supersede")
+    assert seen == ["new", "follow-up"] and latest.started == 3
 
 
 def test_stream_items_then_done_and_cancel_silences(qtbot: QtBot, tasks: TaskManager) -> None:

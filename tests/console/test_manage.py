@@ -59,6 +59,7 @@ def answers() -> Answers:
 def page(qtbot: QtBot, connection: HubConnection, tasks: TaskManager,
          answers: Answers) -> ManagePage:
     shown = ManagePage(HubSession(connection, tasks), asker=answers.asker())
+    shown.session.nav.sig_jobs_changed.connect(shown.refresh)  # as the main window does
     qtbot.addWidget(shown)
     with qtbot.waitSignal(shown.sig_loaded, timeout=15000):
         shown.show()
@@ -224,7 +225,7 @@ def test_hub_failures_show_their_code(qtbot: QtBot, page: ManagePage, answers: A
     with qtbot.waitSignal(page.sig_message, timeout=10000) as note:
         page.upload_job()
     assert note.args[1] is True and "HUB-007" in note.args[0]
-    assert page.banner.isVisible()
+    assert page.message.isVisible()
 
 
 def test_ad_hoc_runs_a_local_file_once(qtbot: QtBot, page: ManagePage, answers: Answers,

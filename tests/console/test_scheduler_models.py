@@ -5,13 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from pytestqt.modeltest import ModelTester
 
-from console_app.client.history import RunSummary
-from console_app.client.schedules import (
-    CronPreview,
-    ScheduleDraft,
-    ScheduleInfo,
-    merge_last_runs,
-)
+from console_app.client.schedules import CronPreview, ScheduleDraft, ScheduleInfo
 from console_app.models.schedules import LAST, NEXT, ON, WHEN, CronCheck, Roles, ScheduleTableModel
 
 NOW = 1_800_000_000.0
@@ -78,20 +72,3 @@ def test_cron_check_drops_stale_answers() -> None:
     assert check.refused(new, "HUB-001: bad") and check.error == "HUB-001: bad"
     latest = check.ask()
     assert check.answered(latest, preview) and check.valid and check.error is None
-
-
-def schedule_run(schedule_id: str, started: float, outcome: str) -> RunSummary:
-    return RunSummary(run_id=f"r{started}", job_name="report", outcome=outcome,
-                      source="schedule", caller_kind="schedule", caller_name="scheduler",
-                      started=started, node="n", schedule_id=schedule_id)
-
-
-def test_last_run_comes_from_history_when_newer() -> None:
-    items = [info(), info(id=4, lastRun=None), info(id=5)]
-    runs = [schedule_run("3", NOW - 60, "success"), schedule_run("3", NOW - 30, "missed"),
-            schedule_run("4", NOW - 10, "failed"), schedule_run("4", NOW - 20, "success"),
-            schedule_run("5", NOW - 99999, "success")]
-    merged = {s.schedule_id: s for s in merge_last_runs(items, runs)}
-    assert (merged[3].last_run, merged[3].last_outcome) == (NOW - 60, "success")
-    assert (merged[4].last_run, merged[4].last_outcome) == (NOW - 10, "failed")
-    assert (merged[5].last_run, merged[5].last_outcome) == (NOW - 7200, "failed")  # hub's

@@ -152,7 +152,7 @@ def test_run_now_appears_in_that_schedules_history(qtbot: QtBot, page: Scheduler
     assert ran.args == [made.schedule_id, "success"]
     assert "ran: success" in page.message.text()
 
-    def last_run_shown() -> bool:  # the hub keeps Run now in history only
+    def last_run_shown() -> bool:  # the hub records Run now as the schedule's last run
         loaded(qtbot, page)
         row = page.model.row_of(made.schedule_id)
         return str(page.model.data(page.model.index(row, LAST))).startswith("success · ")

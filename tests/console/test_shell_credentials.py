@@ -12,6 +12,7 @@ from keyring.backend import KeyringBackend
 from keyring.backends import chainer, fail, null
 from keyring.errors import KeyringError, PasswordDeleteError
 
+from console_app.app import stored_token
 from console_app.client.credentials import SERVICE, TokenVault, usable_keyring
 
 
@@ -91,3 +92,19 @@ def test_a_keyring_that_refuses_falls_back_to_the_file(tmp_path: Path,
     assert vault.load("http://hub") == "wjt_file"
     assert stat.S_IMODE(vault.path.stat().st_mode) == 0o600
     assert "keyring write failed" in caplog.text
+
+
+def test_a_working_keyring_without_the_token_still_reads_the_file(tmp_path: Path) -> None:
+    locked = MemoryKeyring(broken=True)
+    TokenVault(locked, folder=tmp_path).store("http://hub", "wjt_file")  # went to the file
+    memory = MemoryKeyring()  # unlocked later, but holding nothing for this hub
+    assert TokenVault(memory, folder=tmp_path).load("http://hub") == "wjt_file"
+    memory.items[(SERVICE, "http://hub")] = "wjt_keyring"
+    assert TokenVault(memory, folder=tmp_path).load("http://hub") == "wjt_keyring"
+
+
+def test_the_hub_option_finds_the_token_under_the_normalised_address(tmp_path: Path) -> None:
+    vault = TokenVault(use_keyring=False, folder=tmp_path)
+    vault.store("http://hub:8700", "wjt_dialog")  # as the connect dialog keeps it
+    assert stored_token(vault, "hub:8700/") == "wjt_dialog"
+    assert stored_token(vault, "") == "" and stored_token(vault, "ftp://x") == ""
