@@ -43,6 +43,7 @@ def test_hub_goes_away_and_comes_back(qtbot: QtBot, tmp_path: Path, tasks: TaskM
         with qtbot.waitSignal(window.monitor.sig_connection_changed, timeout=15000) as down:
             hub.stop()
         assert down.args == [False]
+        assert_clean_log(hub)  # before the restart below writes a new log in its place
         banner = window.connection_banner
         assert banner.isVisible() and banner.text.startswith("Hub unreachable — retrying")
         assert "CONSOLE-001" in banner.text and "unreachable" in window.status.state.text()
