@@ -62,17 +62,24 @@ def _users() -> Iterator[IdentityStore]:
 
 
 @contextlib.contextmanager
-def _secrets() -> Iterator[SecretsService]:
-    """The secrets on the hub database, sealed with this hub's WEBHUB_SECRET."""
-    from hub.api.app import job_store, secrets_service
+def _secrets(with_jobs: bool = False) -> Iterator[SecretsService]:
+    """The secrets on the hub database, sealed with this hub's WEBHUB_SECRET;
+    ``with_jobs``: the job store too (to list which jobs declare which secret)."""
+    from hub.secrets.service import job_store, secrets_service
     from hub.settings import load_settings
 
     settings = load_settings()
-    service = secrets_service(settings, job_store(settings))
+    jobs = job_store(settings) if with_jobs else None
     try:
-        yield service
+        service = secrets_service(settings, jobs)
+        try:
+            yield service
+        finally:
+            service.store.db.close()
     finally:
-        service.store.db.close()
+        jobs_db = getattr(jobs, "db", None)
+        if jobs_db is not None:
+            jobs_db.close()
 
 
 def _cli_user() -> str:
@@ -94,7 +101,7 @@ def _secret_set(args: argparse.Namespace) -> int:
 
 
 def _secret_list(args: argparse.Namespace) -> int:
-    with _secrets() as secrets:
+    with _secrets(with_jobs=True) as secrets:
         for item in secrets.listing():
             state = item["updatedAt"] or "not set"
             print(f"{item['name']}\t{state}\t{item['updatedBy'] or '-'}\t"

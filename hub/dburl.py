@@ -11,8 +11,6 @@ from typing import Any, Literal
 
 from shared.errors import BadRequest
 
-SETTING = "WEBJOB_DATABASE_URL"
-
 
 @dataclass(frozen=True)
 class DatabaseUrl:
@@ -25,8 +23,9 @@ class DatabaseUrl:
         return f"sqlite:///{self.target}" if self.kind == "sqlite" else "odbc:<connection string>"
 
 
-def parse_database_url(url: str, setting: str = SETTING) -> DatabaseUrl:
-    """``sqlite:///path`` or ``odbc:<connection string>``; anything else is a BadRequest."""
+def parse_database_url(url: str, setting: str) -> DatabaseUrl:
+    """``sqlite:///path`` or ``odbc:<connection string>``; anything else is a BadRequest
+    naming ``setting``, the setting the URL came from."""
     text = url.strip()
     if text.startswith("sqlite:///"):
         path = text[len("sqlite:///"):]

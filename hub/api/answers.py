@@ -126,9 +126,7 @@ def masked_answer(result: RunResult) -> RunResult:
     stream, which shows the run to its owner, not the job's answer to its caller."""
     if not result.redactor or result.error is not None:
         return result
-    text = result.body.decode("utf-8", errors="surrogateescape")
-    body = result.redactor.text(text).encode("utf-8", errors="surrogateescape")
-    return dataclasses.replace(result, body=body)
+    return dataclasses.replace(result, body=result.redactor.bytes(result.body))
 
 
 def meta_line(result: RunResult, data: bytes) -> bytes:

@@ -36,10 +36,8 @@ from hub.outside.demo_data import seed_if_new
 from hub.outside.netpolicy import NetPolicy
 from hub.outside.own_servers import own_server_entries, own_server_hosts
 from hub.schedule.store import ScheduleStore
-from hub.secrets.box import SecretBox
 from hub.secrets.logmask import install_log_mask
-from hub.secrets.service import SecretsService
-from hub.secrets.store import SecretStore
+from hub.secrets.service import job_store, secrets_service
 from hub.services.catalog import Catalog
 from hub.services.debugging import DebugSessions
 from hub.services.history import History, open_history
@@ -47,7 +45,6 @@ from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner
 from hub.services.scheduling import Scheduling
 from hub.settings import Settings
-from hub.store.base import JobStore
 from hub.store.files import FileJobStore
 from hub.store.hubdb import open_hub_database
 from hub.store.identity import open_identity_store
@@ -57,15 +54,6 @@ log = logging.getLogger("webhub")
 SIGN_IN_RATE = 30  # sign-in attempts a minute per address, whatever the names
 PRUNE_EVERY_S = 3600.0
 SWEEP_EVERY_S = 30.0
-
-
-def job_store(settings: Settings) -> JobStore:
-    if settings.job_store == "db":
-        from hub.store.dbjobs import DbJobStore
-        from hub.store.hubdb import open_hub_database
-
-        return DbJobStore(open_hub_database(settings.hub_db))
-    return FileJobStore(settings.jobs_dir)
 
 
 def build_hub(settings: Settings) -> Hub:
@@ -86,12 +74,6 @@ def build_hub(settings: Settings) -> Hub:
                RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(SIGN_IN_RATE),
                parse_trusted_proxies(settings.trusted_proxies), outside, history, scheduling,
                DebugSessions(), secrets)
-
-
-def secrets_service(settings: Settings, store: JobStore) -> SecretsService:
-    """Secrets on the hub database, sealed with a key derived from WEBHUB_SECRET."""
-    return SecretsService(SecretStore(open_hub_database(settings.hub_db),
-                                      SecretBox(settings.secret)), store)
 
 
 async def _prune_now_and_then(history: History) -> None:

@@ -11,13 +11,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from hub.api.deps import address_of, caller_of, hub_of, public_scheme
-from hub.api.inbound import read_body, read_json_object
+from hub.api.inbound import media_type, read_body, read_json_object
 from hub.api.login_page import render, safe_next
 from hub.auth import SESSION_COOKIE
 from hub.store.identity import User
 from shared.errors import BadRequest, NotSignedIn, TooManyRequests
 
 router = APIRouter()
+CREDENTIALS_MAX_BYTES = 64 * 1024  # a sign-in or token request: a name, a password, a label
 
 
 @router.get("/login")
@@ -32,11 +33,11 @@ async def login_page(request: Request, note: str = "", next: str = "") -> HTMLRe
 
 async def _credentials(request: Request) -> tuple[dict[str, str], bool]:
     """(fields, came from an HTML form)."""
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    ctype = media_type(request)
     if ctype == "application/json":
-        data = await read_json_object(request, 64 * 1024)
+        data = await read_json_object(request, CREDENTIALS_MAX_BYTES)
         return {k: str(v) for k, v in data.items() if isinstance(v, str | int)}, False
-    body = await read_body(request, 64 * 1024)
+    body = await read_body(request, CREDENTIALS_MAX_BYTES)
     return dict(parse_qsl(body.decode("utf-8", errors="replace"))), True
 
 
@@ -90,10 +91,10 @@ async def token(request: Request) -> dict[str, Any]:
     """An API token for a desktop client that signs in with a name and password
     (the Owner console keeps it, so the password is asked for once). JSON only, so a
     plain HTML form elsewhere cannot post here."""
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    ctype = media_type(request)
     if ctype != "application/json":
         raise BadRequest("Send {name, password, label} as application/json")
-    data = await read_json_object(request, 64 * 1024)
+    data = await read_json_object(request, CREDENTIALS_MAX_BYTES)
     name, password, label = (data.get(key, "") for key in ("name", "password", "label"))
     if not all(isinstance(v, str) for v in (name, password, label)):
         raise BadRequest("'name', 'password' and 'label' must be strings")

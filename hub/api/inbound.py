@@ -67,8 +67,13 @@ async def read_json_object(request: Request, max_bytes: int) -> dict[str, Any]:
     return data
 
 
+def media_type(request: Request) -> str:
+    """The request's Content-Type without its parameters, lower case ("" if none)."""
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
 async def _body_params(request: Request, body: bytes) -> Any:
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    ctype = media_type(request)
     if not body:
         return {}
     if ctype == "application/json" or ctype.endswith("+json"):

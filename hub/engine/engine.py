@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -92,13 +93,9 @@ class RunRequest:
     secret_names: tuple[str, ...] = ()
     secrets: dict[str, str] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def redactor(self) -> Redactor:
-        made = self.host_state.get("redactor")
-        if not isinstance(made, Redactor):
-            made = self.host_state["redactor"] = (Redactor(self.secrets.values())
-                                                  if self.secrets else NO_SECRETS)
-        return made
+        return Redactor(self.secrets.values()) if self.secrets else NO_SECRETS
 
 
 @dataclass

@@ -10,6 +10,7 @@ Values that are encoded otherwise (base64, hex, reversed) are not recognised.
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 from collections.abc import Iterable
@@ -31,6 +32,9 @@ class Redactor:
         self.values = tuple(sorted({v for v in values if v}, key=len, reverse=True))
         forms = sorted({f for v in self.values for f in _forms(v)}, key=len, reverse=True)
         self._pattern = re.compile("|".join(map(re.escape, forms))) if forms else None
+        # UTF-8 bytes of the longest form: how far past a cut a value can reach
+        self.longest_bytes = max((len(f.encode("utf-8", errors="surrogatepass")) for f in forms),
+                                 default=0)
 
     def __bool__(self) -> bool:
         return self._pattern is not None
@@ -44,10 +48,22 @@ class Redactor:
         """``text`` that was cut short: values masked, and a tail that begins a value too."""
         text = self.text(text)
         for value in self.values:
-            for size in range(min(len(value) - 1, len(text)), 0, -1):
-                if text.endswith(value[:size]):
-                    return text[:-size] + MASK
+            # Only where the first character of ``value`` is can a tail that begins it
+            # start; the first such place is the longest tail (linear, not quadratic).
+            start = max(len(text) - len(value) + 1, 0)
+            first = value[0]
+            while (at := text.find(first, start)) != -1:
+                if value.startswith(text[at:]):
+                    return text[:at] + MASK
+                start = at + 1
         return text
+
+    def bytes(self, data: builtins.bytes) -> builtins.bytes:
+        """``data`` (UTF-8, or not quite) with the values masked; other bytes kept."""
+        if self._pattern is None or not data:
+            return data
+        text = data.decode("utf-8", errors="surrogateescape")
+        return self.text(text).encode("utf-8", errors="surrogateescape")
 
     def deep(self, value: Any, depth: int = 0) -> Any:
         """``value`` with every string in it masked; other values as they are."""

@@ -32,34 +32,38 @@ _JS = resources.files("hub.engine") / "js"
 _CHUNK = re.compile(r"(SRC\.(\w+) = \(\) => \{/\*)(.*?)(\*/\};)", re.S)
 
 
-def _split_library(polyfills: str) -> tuple[str, dict[str, list[int]], bytes]:
-    """polyfills.js without its chunk bodies, where each body was in the library
-    (code units), and the library as UTF-16. V8 scans every byte it is given, so
-    text compiled only on a job's first use is handed over as memory instead."""
+def _split_library(*scripts: str) -> tuple[list[str], dict[str, list[int]], bytes]:
+    """The scripts (polyfills.js, crypto.js) without their chunk bodies, where each
+    body was in the library (code units), and the library as UTF-16. V8 scans every
+    byte it is given, so text compiled only on a job's first use is handed over as
+    memory instead."""
     index: dict[str, list[int]] = {}
     parts: list[bytes] = []
     at = 0
 
     def take(match: re.Match[str]) -> str:
         nonlocal at
+        if match.group(2) in index:
+            raise ValueError(f"two library chunks named {match.group(2)!r}")
         units = match.group(3).encode("utf-16-le")
         index[match.group(2)] = [at, len(units) // 2]
         parts.append(units)
         at += len(units) // 2
         return match.group(1) + match.group(4)
 
-    stripped = _CHUNK.sub(take, polyfills)
+    stripped = [_CHUNK.sub(take, script) for script in scripts]
     return stripped, index, b"".join(parts)
 
 
-_POLYFILLS, _LIBRARY_INDEX, LIBRARY = _split_library(
-    (_JS / "polyfills.js").read_text(encoding="utf-8"))
+(_POLYFILLS, _CRYPTO), _LIBRARY_INDEX, LIBRARY = _split_library(
+    *((_JS / name).read_text(encoding="utf-8") for name in ("polyfills.js", "crypto.js")))
 # One script, one eval (each eval is a ~0.2 ms round trip to the V8 thread); its
 # value is the console channel's memory, whose global is gone before any job code.
 _SANDBOX = "\n;\n".join([
     _POLYFILLS.replace("/*@library-index*/null", json.dumps(_LIBRARY_INDEX)),
     *((_JS / name).read_text(encoding="utf-8")
-      for name in ("bytes.js", "responses.js", "debug_runtime.js", "crypto.js")),
+      for name in ("bytes.js", "responses.js", "debug_runtime.js")),
+    _CRYPTO,
     (_JS / "prelude.js").read_text(encoding="utf-8").replace(
         "0/*@library-bytes*/", str(len(LIBRARY))),
     "(() => { const c = globalThis.__webjob_channel; delete globalThis.__webjob_channel; "

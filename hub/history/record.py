@@ -15,7 +15,7 @@ from typing import Any
 __all__ = [
     "MAX_CALLS", "MAX_LOG_BYTES", "MAX_LOG_LINES", "MAX_RESULT_BYTES", "OUTCOMES", "SOURCES",
     "Caller", "RunRecord", "bound_calls", "bound_logs", "bound_result", "mask_params",
-    "record_from_json", "record_to_json",
+    "record_from_json", "record_to_json", "textual",
 ]
 
 OUTCOMES = ("success", "failed", "running", "interrupted", "missed")
@@ -105,12 +105,16 @@ def mask_params(value: Any, depth: int = 0) -> Any:
     return value
 
 
+def textual(content_type: str | None) -> bool:
+    """Whether a result of this type keeps its text in history (binary ones do not)."""
+    kind = (content_type or "").split(";")[0].strip().lower()
+    return kind.startswith("text/") or kind.endswith(("json", "xml", "javascript")) or not kind
+
+
 def bound_result(body: bytes, content_type: str | None) -> tuple[str | None, bool, int]:
     """(text kept, truncated?, full size) for a result body. Binary bodies keep no text."""
     size = len(body)
-    kind = (content_type or "").split(";")[0].strip().lower()
-    textual = kind.startswith("text/") or kind.endswith(("json", "xml", "javascript")) or not kind
-    if not textual:
+    if not textual(content_type):
         return None, size > 0, size
     cut = body[:MAX_RESULT_BYTES].decode("utf-8", errors="ignore")
     return cut, size > MAX_RESULT_BYTES, size

@@ -46,7 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from hub.dburl import SETTING, DatabaseUrl, parse_database_url, utf8_parameters
+from hub.dburl import DatabaseUrl, utf8_parameters
+from hub.dburl import parse_database_url as parse_url
 from hub.outside.values import params_from_json, to_json
 from shared.errors import BadRequest, JobFailed
 
@@ -63,6 +64,12 @@ CANCEL_EVERY_S = 0.1
 CANCEL_TRIES = 100
 
 Result = list[dict[str, Any]] | dict[str, Any]
+SETTING = "WEBJOB_DB"  # the jobs' database (hub.settings), named in its errors
+
+
+def parse_database_url(url: str) -> DatabaseUrl:
+    """The jobs' database URL (``WEBJOB_DB``): see :func:`hub.dburl.parse_database_url`."""
+    return parse_url(url, SETTING)
 
 
 @dataclass

@@ -311,7 +311,7 @@ class Scheduler:
 
     # -- one occurrence -------------------------------------------------------------
 
-    async def _store(self, what: str, call: Callable[..., T], *args: Any) -> T | None:
+    async def call_store(self, what: str, call: Callable[..., T], *args: Any) -> T | None:
         """A store call off the event loop; None (logged once) when the store fails."""
         try:
             done = await asyncio.to_thread(call, *args)
@@ -325,12 +325,12 @@ class Scheduler:
         """Claim the occurrences due together in one go (one commit, not one each: a
         hundred due in the same second must all start well within it), read their
         rows again, and run each claimed one that is still enabled as a task."""
-        won = await self._store("claim", self.store.claim_many,
+        won = await self.call_store("claim", self.store.claim_many,
                                 [(d.sid, d.key) for d in due], self.node)
         if not won:
             return
         mine = [d for d in due if (d.sid, d.key) in won]
-        rows = await self._store("get", self.store.get_many, [d.sid for d in mine])
+        rows = await self.call_store("get", self.store.get_many, [d.sid for d in mine])
         for d in mine:
             row = (rows or {}).get(d.sid)
             if row is None or not row.enabled:
@@ -373,22 +373,22 @@ class Scheduler:
     async def _after_run(self, row: Schedule, firing: Firing, outcome: str) -> None:
         entry = self._entries.get(row.id)
         nxt = next_after(entry.cron, firing.occurrence) if entry else None
-        await self._store("record", self.store.record_fire, row.id, firing.occurrence, nxt,
+        await self.call_store("record", self.store.record_fire, row.id, firing.occurrence, nxt,
                           outcome)
         if outcome == "success":
             if firing.attempt or row.retry_at is not None:
-                await self._store("retry", self.store.set_retry, row.id, None, 0)
+                await self.call_store("retry", self.store.set_retry, row.id, None, 0)
                 if entry is not None:
                     entry.retry = None
             return
         attempt = firing.attempt + 1
         if attempt > row.max_retries:
             if firing.attempt:
-                await self._store("retry", self.store.set_retry, row.id, None, 0)
+                await self.call_store("retry", self.store.set_retry, row.id, None, 0)
             return
         # Whole seconds: the time is compared after a round trip through any database.
         at = float(math.ceil(self.clock.now() + retry_delay(attempt)))
-        await self._store("retry", self.store.set_retry, row.id, at, attempt)
+        await self.call_store("retry", self.store.set_retry, row.id, at, attempt)
         if entry is not None:
             self._set_retry(entry, (at, attempt))
 
@@ -413,7 +413,7 @@ class Scheduler:
             missed = [(t, occurrence_key(t), HUB_DOWN) for t in plan.listed if t != latest]
             missed += missed_summary(plan, latest)
             if missed:
-                won = await self._store("claim", self.store.claim_many,
+                won = await self.call_store("claim", self.store.claim_many,
                                         [(sid, key) for _, key, _ in missed], self.node)
                 if won is None:
                     return   # nothing claimed: another node (or a later start) reports them
@@ -422,17 +422,17 @@ class Scheduler:
                         self._report(row, t, reason)
             if latest is not None:
                 self._spawn(self._occur([Due(sid, latest, 0, "catch-up")]))
-            await self._store("next", self.store.set_next_run, sid, plan.resume)
+            await self.call_store("next", self.store.set_next_run, sid, plan.resume)
 
     async def _refresh(self) -> None:
-        rows = await self._store("refresh", self.store.list_schedules, True)
+        rows = await self.call_store("refresh", self.store.list_schedules, True)
         if rows is None:
             return
         now = self.clock.now()
         await self._apply(rows, now)
         if now >= self._next_prune:
             self._next_prune = now + PRUNE_EVERY_S
-            await self._store("prune", self.store.prune_claims, now - CLAIM_KEEP_S)
+            await self.call_store("prune", self.store.prune_claims, now - CLAIM_KEEP_S)
 
     def _warn(self, key: tuple[object, ...], message: str, *args: object) -> None:
         """Log a problem once at WARNING; the same problem again only at DEBUG."""

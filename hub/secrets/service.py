@@ -9,16 +9,20 @@ and history, so a very short value would mask ordinary words too.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hub.secrets.store import SecretStore
 from hub.store.base import JobStore
+from hub.store.hubdb import iso_of
 from shared.errors import BadRequest, NotFound
 from shared.header import SECRET_NAME_RE, SECRET_VALUE_MAX, SECRET_VALUE_MIN, parse_header
 
-__all__ = ["MAX_VALUE", "MIN_VALUE", "SecretsService", "check_secret_name"]
+if TYPE_CHECKING:
+    from hub.settings import Settings
+
+__all__ = ["MAX_VALUE", "MIN_VALUE", "SecretsService", "check_secret_name", "job_store",
+           "secrets_service"]
 
 log = logging.getLogger("webhub.secrets")
 MIN_VALUE = SECRET_VALUE_MIN
@@ -45,14 +49,32 @@ def check_secret_value(value: Any) -> str:
     return value
 
 
-def _iso(seconds: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+def job_store(settings: Settings) -> JobStore:
+    """The hub's jobs: in the hub database or in files, as ``settings`` say."""
+    if settings.job_store == "db":
+        from hub.store.dbjobs import DbJobStore
+        from hub.store.hubdb import open_hub_database
+
+        return DbJobStore(open_hub_database(settings.hub_db))
+    from hub.store.files import FileJobStore
+
+    return FileJobStore(settings.jobs_dir)
+
+
+def secrets_service(settings: Settings, store: JobStore | None) -> SecretsService:
+    """Secrets on the hub database, sealed with a key derived from WEBHUB_SECRET
+    (``store``: the jobs whose headers declare secrets; None when not listing)."""
+    from hub.secrets.box import SecretBox
+    from hub.store.hubdb import open_hub_database
+
+    return SecretsService(SecretStore(open_hub_database(settings.hub_db),
+                                      SecretBox(settings.secret)), store)
 
 
 class SecretsService:
-    def __init__(self, store: SecretStore, jobs: JobStore) -> None:
+    def __init__(self, store: SecretStore, jobs: JobStore | None) -> None:
         self.store = store
-        self.jobs = jobs
+        self.jobs = jobs  # None: no job declares anything (a CLI set or delete)
 
     def values(self, names: Sequence[str]) -> dict[str, str]:
         """For a run: the values of those of ``names`` that are set (read afresh)."""
@@ -61,6 +83,8 @@ class SecretsService:
     def declared_by(self) -> dict[str, list[str]]:
         """Secret name -> the jobs whose header declares it."""
         found: dict[str, list[str]] = {}
+        if self.jobs is None:
+            return found
         for job in self.jobs.list_jobs():
             for name in parse_header(job.code, job.name).secrets:
                 found.setdefault(name, []).append(job.name)
@@ -75,7 +99,7 @@ class SecretsService:
             info = stored.get(name)
             out.append({"name": name, "set": info is not None,
                         "declaredBy": sorted(declared.get(name, [])),
-                        "updatedAt": _iso(info.updated) if info else None,
+                        "updatedAt": iso_of(int(info.updated)) if info else None,  # whole seconds
                         "updatedBy": info.updated_by if info else None})
         return out
 
@@ -98,5 +122,5 @@ class SecretsService:
         changes; kept after a delete, so a removed secret's story stays readable)."""
         name = check_secret_name(name)
         return {"name": name, "changes": [
-            {"action": c.action, "at": _iso(c.at), "by": c.by}
+            {"action": c.action, "at": iso_of(int(c.at)), "by": c.by}
             for c in self.store.changes(name)]}

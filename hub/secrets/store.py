@@ -13,11 +13,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 
 from hub.secrets.box import SecretBox
 from hub.store.dialects import Dialect
-from hub.store.hubdb import Conflict, HubDatabase, Tx
+from hub.store.hubdb import Conflict, HubDatabase, Tx, seconds_of
 
 __all__ = ["CHANGE_TABLE", "SECRET_TABLE", "SecretChange", "SecretInfo", "SecretStore"]
 
@@ -57,10 +56,6 @@ def _tables(d: Dialect) -> list[str]:
     ]
 
 
-def _seconds(value: object) -> float:
-    return float(value) if isinstance(value, (int, float, Decimal)) else 0.0
-
-
 class SecretStore:
     def __init__(self, db: HubDatabase, box: SecretBox, *,
                  clock: Callable[[], float] = time.time) -> None:
@@ -75,7 +70,7 @@ class SecretStore:
         self.ensure_schema()
         rows = self.db.read(f"SELECT Name, UpdatedAt, UpdatedBy FROM {SECRET_TABLE} "
                             "ORDER BY Name")
-        return [SecretInfo(str(n), _seconds(at), None if by is None else str(by))
+        return [SecretInfo(str(n), seconds_of(at), None if by is None else str(by))
                 for n, at, by in rows]
 
     def values(self, names: Sequence[str]) -> dict[str, str]:
@@ -137,7 +132,7 @@ class SecretStore:
         sql, args = self.db.dialect.page(
             f"SELECT Name, Action, ChangedAt, ChangedBy FROM {CHANGE_TABLE}{where} "
             "ORDER BY ChangedAt DESC, id DESC", params, limit, 0)
-        return [SecretChange(str(n), str(a), _seconds(at), None if by is None else str(by))
+        return [SecretChange(str(n), str(a), seconds_of(at), None if by is None else str(by))
                 for n, a, at, by in self.db.read(sql, args)]
 
     @staticmethod

@@ -21,14 +21,16 @@ from hub.engine.engine import RunResult
 from hub.engine.redaction import NO_SECRETS, Redactor
 from hub.history.base import HistoryQuery, HistoryStore, JobStats, Metrics
 from hub.history.record import (
-    Caller as RecordCaller,
-)
-from hub.history.record import (
+    MAX_RESULT_BYTES,
     RunRecord,
     bound_calls,
     bound_logs,
     bound_result,
     mask_params,
+    textual,
+)
+from hub.history.record import (
+    Caller as RecordCaller,
 )
 from hub.history.recorder import Recorder
 from hub.settings import Settings
@@ -101,19 +103,21 @@ class History:
 
     def end(self, record: RunRecord, result: RunResult, calls: list[dict[str, Any]]) -> None:
         """The run's outcome into its record. Its secret values are masked in all of it
-        (the console and error are already; the result, calls and parameters here),
-        the result before it is cut, so no part of a value survives at the cut."""
+        (the console and error are already, the parameters since :meth:`begin`; the
+        result and calls here), the result before it is cut, so no part of a value
+        survives at the cut."""
         redactor = result.redactor
         logs, cut = bound_logs([{"level": x.level, "message": x.message, "ms": x.t}
                                 for x in result.logs])
         changes: dict[str, Any] = {"logs": logs, "logs_truncated": cut,
                                    "calls": redactor.deep(bound_calls(calls)),
-                                   "ended": time.time(), "params": redactor.deep(record.params),
+                                   "ended": time.time(),
                                    "runtime_ms": result.runtime_ms, "cpu_ms": result.cpu_ms}
         if result.error is None:
             meta = result.meta
-            text, truncated, _ = bound_result(_masked_body(result.body, redactor),
-                                                 str(meta.get("format") or ""))
+            kind = str(meta.get("format") or "")
+            body = _masked_body(result.body, redactor) if textual(kind) else result.body
+            text, truncated, _ = bound_result(body, kind)
             changes |= {"outcome": "success", "http_status": int(meta.get("status", 200)),
                         "result": text, "result_truncated": truncated,
                         "result_size": len(result.body),
@@ -171,10 +175,21 @@ class History:
 
 
 def _masked_body(body: bytes, redactor: Redactor) -> bytes:
+    """At least what history keeps of ``body`` (its first MAX_RESULT_BYTES once masked)
+    masked, and more when that is how long ``body`` is: only a prefix is masked, long
+    enough that its masked form begins as the whole body's would."""
     if not redactor:
         return body
-    text = body.decode("utf-8", errors="surrogateescape")
-    return redactor.text(text).encode("utf-8", errors="surrogateescape")
+    # Past a prefix's last ``longest_bytes`` its masking may differ from the whole's;
+    # masking turns those bytes into at most three times as many.
+    unsure = 3 * redactor.longest_bytes
+    size = MAX_RESULT_BYTES + unsure
+    while size < len(body):
+        masked = redactor.bytes(body[:size])
+        if len(masked) > MAX_RESULT_BYTES + unsure:
+            return masked
+        size *= 2
+    return redactor.bytes(body)
 
 
 def _open_store(settings: Settings) -> HistoryStore:

@@ -28,18 +28,13 @@ from hub.schedule.store import ScheduleStore
 from hub.schedule.timing import Firing
 from hub.services.history import History, record_caller
 from hub.services.runs import JobRunner, new_job_id
+from hub.store.hubdb import iso_of
 from shared.errors import WebJobsError
 
 __all__ = ["Scheduling", "describe_schedule"]
 
 log = logging.getLogger("webhub.schedule")
 PREVIEW_TIMES = 5
-
-
-def _iso(seconds: float | None) -> str | None:
-    if seconds is None:
-        return None
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 def schedule_params(schedule: Schedule) -> dict[str, Any]:
@@ -71,14 +66,14 @@ def describe_schedule(schedule: Schedule, running: bool = False) -> dict[str, An
     except WebJobsError as exc:
         words = exc.message
     last = None if schedule.last_run is None else {
-        "when": schedule.last_run, "at": _iso(schedule.last_run), "outcome": schedule.last_status}
+        "when": schedule.last_run, "at": iso_of(schedule.last_run), "outcome": schedule.last_status}
     following = next_fire(schedule) if schedule.enabled else None
     return {
         "id": schedule.id, "name": schedule.name, "jobName": schedule.job_name,
         "cron": schedule.cron, "cronText": words, "timezone": schedule.timezone,
         "params": schedule.params, "enabled": schedule.enabled, "catchUp": schedule.catch_up,
         "overlap": schedule.overlap, "maxRetries": schedule.max_retries, "lastRun": last,
-        "nextRun": following, "nextRunAt": _iso(following),
+        "nextRun": following, "nextRunAt": iso_of(following),
         "retryAt": schedule.retry_at, "retryAttempt": schedule.retry_attempt,
         "running": running,
     }
@@ -129,7 +124,7 @@ class Scheduling:
         self.history.recorder.record(self._record(schedule, schedule.name, when).finished(
             outcome="missed", message=reason))
         log.info("[WebJob:%s] schedule %d (%s) missed its %s occurrence: %s",
-                 schedule.job_name, schedule.id, schedule.name, _iso(when), reason)
+                 schedule.job_name, schedule.id, schedule.name, iso_of(when), reason)
 
     def _record(self, schedule: Schedule, name: str, started: float) -> RunRecord:
         return RunRecord(
@@ -150,7 +145,9 @@ class Scheduling:
             schedule = _with_params(schedule, params)
         started = time.time()
         outcome = await self.fire(schedule, Firing(started, 0, "manual"))
-        await asyncio.to_thread(self.store.record_fire, schedule.id, started, None, outcome)
+        # The job has run: a store that fails now is logged, not the owner's failure.
+        await self.scheduler.call_store("record", self.store.record_fire, schedule.id, started,
+                                        None, outcome)
         return outcome
 
     async def start(self) -> None:

@@ -19,19 +19,17 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import random
 import threading
 import time
 from collections.abc import Callable
-from decimal import Decimal
 from typing import TypeVar
 
 from hub.store.base import JOB_NAME_RE, JobVersion, StoredJob
 from hub.store.dialects import Dialect
 from hub.store.files import code_digest
-from hub.store.hubdb import Conflict, HubDatabase, Row, Tx
+from hub.store.hubdb import Conflict, HubDatabase, Row, Tx, seconds_of
 from shared.errors import NotFound, StoreUnavailable
 
 __all__ = ["JOB_TABLE", "VERSION_TABLE", "DbJobStore"]
@@ -51,16 +49,6 @@ _CURRENT = f"""SELECT j.Name, j.Code, j.UpdatedAt, j.UpdatedBy, v.Version, v.Cod
      AND v.Version = (SELECT MAX(w.Version) FROM {VERSION_TABLE} w WHERE w.Name = j.Name)"""
 
 
-def _seconds(value: object) -> float:
-    """``UpdatedAt`` as seconds since the epoch; tolerates a date-time from another tool."""
-    if isinstance(value, dt.datetime):
-        stamp = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-        return stamp.timestamp()
-    if isinstance(value, (int, float, Decimal)):
-        return float(value)
-    return 0.0
-
-
 def _by(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -70,9 +58,9 @@ def _view(row: Row) -> tuple[StoredJob, bool]:
     name, raw, updated, by, newest, digest = row
     code = "" if raw is None else str(raw)  # another tool's table may allow NULL
     if newest is not None and digest == code_digest(code):
-        return StoredJob(name, code, _seconds(updated), int(newest), _by(by)), False
+        return StoredJob(name, code, seconds_of(updated), int(newest), _by(by)), False
     number = int(newest) + 1 if newest is not None else 1
-    return StoredJob(name, code, _seconds(updated), number, _by(by)), True
+    return StoredJob(name, code, seconds_of(updated), number, _by(by)), True
 
 
 class DbJobStore:

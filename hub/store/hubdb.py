@@ -18,6 +18,7 @@ statements that must land together. Driver failures leave as the hub's errors:
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import importlib
 import logging
 import os
@@ -25,6 +26,7 @@ import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, cast
 
@@ -32,12 +34,31 @@ from hub.dburl import DatabaseUrl, parse_database_url, utf8_parameters
 from hub.store.dialects import DIALECTS, Dialect, dialect_for_dbms
 from shared.errors import BadRequest, Conflict, InternalError, StoreUnavailable
 
-__all__ = ["Conflict", "HubDatabase", "Row", "Tx", "open_hub_database", "utf8_parameters"]
+__all__ = ["Conflict", "HubDatabase", "Row", "Tx", "iso_of", "open_hub_database", "seconds_of",
+           "utf8_parameters"]
 
 log = logging.getLogger("webhub.db")
 Row = tuple[Any, ...]
 LOGIN_S = 10
 BUSY_S = 5.0
+
+
+def seconds_of(value: object) -> float:
+    """A stored time (seconds since the epoch) as a float; tolerates a date-time from
+    another tool (naive ones taken as UTC); anything else is 0."""
+    if isinstance(value, dt.datetime):
+        stamp = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        return stamp.timestamp()
+    if isinstance(value, (int, float, Decimal)):
+        return float(value)
+    return 0.0
+
+
+def iso_of(seconds: float | None) -> str | None:
+    """Seconds since the epoch as ISO 8601 UTC text (``...Z``); None stays None."""
+    if seconds is None:
+        return None
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 class Tx:

@@ -40,7 +40,7 @@ def test_the_script_carries_no_chunk_body_and_the_library_has_them_all() -> None
         body = library[start:start + length]
         assert body.startswith("'use strict';"), name
         assert body[:400] not in sandbox._SANDBOX, name
-    assert sorted(sandbox._LIBRARY_INDEX) == ["base", "buffer", "clone", "events", "url"]
+    assert sorted(sandbox._LIBRARY_INDEX) == ["base", "buffer", "clone", "crypto", "events", "url"]
     assert "/*@library" not in sandbox._SANDBOX and "0/*@" not in sandbox._SANDBOX
 
 
@@ -54,3 +54,33 @@ def test_every_polyfill_works_from_the_library() -> None:
 def test_the_library_hook_is_gone_before_the_job_runs() -> None:
     outcome = run("return typeof globalThis.__webjob_library")
     assert json.loads(outcome.body) == "undefined"
+    outcome = run("return typeof globalThis.__webjob_library_text")
+    assert json.loads(outcome.body) == "undefined"
+
+
+def test_crypto_is_compiled_from_the_library() -> None:
+    library = sandbox.LIBRARY.decode("utf-16-le")
+    start, length = sandbox._LIBRARY_INDEX["crypto"]
+    body = library[start:start + length]
+    assert "function sha512(" in body and "function randomUUID(" in body
+    assert "function sha512(" not in sandbox._SANDBOX
+    assert "SRC.crypto = () => {/**/};" in sandbox._SANDBOX
+    outcome = run("return [crypto.hash('sha256', 'abc'), crypto.hash('sha1', 'abc'), "
+                  "crypto.hmac('sha512', 'k', 'd').length, crypto.randomUUID().length]")
+    assert outcome.meta["ok"], outcome.meta
+    assert json.loads(outcome.body) == [
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "a9993e364706816aba3e25717850c26c9cd0d89d", 128, 36]
+
+
+def test_crypto_js_on_its_own_reads_its_comment() -> None:
+    from importlib import resources
+
+    from py_mini_racer import MiniRacer
+
+    js = resources.files("hub.engine") / "js"
+    with MiniRacer() as mr:
+        mr.eval((js / "bytes.js").read_text(encoding="utf-8"))
+        mr.eval((js / "crypto.js").read_text(encoding="utf-8"))
+        got = mr.eval("globalThis.__webjob_crypto.crypto.hash('sha1', 'abc')")
+    assert got == "a9993e364706816aba3e25717850c26c9cd0d89d"

@@ -123,8 +123,15 @@ def test_database_urls() -> None:
     "url", ["", "postgres://x", "sqlite://relative.db", "sqlite:///", "sqlite:///:memory:", "odbc:"]
 )
 def test_other_urls_name_the_setting(url: str) -> None:
-    with pytest.raises(BadRequest, match="WEBJOB_DATABASE_URL"):
+    with pytest.raises(BadRequest, match=r"^WEBJOB_DB[: ]"):
         parse_database_url(url)
+
+
+def test_the_setting_named_is_the_callers() -> None:
+    from hub import dburl
+
+    with pytest.raises(BadRequest, match=r"^WEBHUB_DB must be"):
+        dburl.parse_database_url("postgres://x", "WEBHUB_DB")
 
 
 def test_the_embedded_default_never_imports_pyodbc(tmp_path: Path) -> None:

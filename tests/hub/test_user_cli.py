@@ -121,3 +121,20 @@ def test_an_unusable_database_is_one_line(webhub: Run, home: Path) -> None:
     (home / "hub.db").write_bytes(b"this is not a database" * 100)
     result = webhub("user", "list")
     assert_refused(result, "SYS-503", "not a database")
+
+
+def test_secret_commands_load_no_web_framework(home: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBHUB_", "WEBJOB_"))}
+    env["WEBHUB_HOME"] = str(home)
+    script = ("import sys\nfrom hub import cli\n"
+              "code = cli.main(['secret', 'set', 'demo_key'])\n"
+              "code += cli.main(['secret', 'list'])\n"
+              "code += cli.main(['secret', 'delete', 'demo_key'])\n"
+              "print(code, sorted(m for m in sys.modules if m.split('.')[0] in "
+              "('fastapi', 'starlette', 'uvicorn') or m.startswith('hub.api')))\n")
+    result = subprocess.run([sys.executable, "-c", script], input="a-long-value\n",
+                            capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+    assert result.returncode == 0, result
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "0 []", result
+    assert any(line.startswith("demo_key") for line in lines), result

@@ -8,7 +8,8 @@
 // SRC.* chunks below) and compiled the first time a job uses them. In the hub the
 // worker goes one step further: it strips the chunk bodies from the script before
 // V8 sees it and writes them into shared memory instead (prelude.js hands that over
-// through __webjob_library; LIBRARY below is the worker's index of it). Evaluated on
+// through __webjob_library; LIBRARY below is the worker's index of it; crypto.js's
+// chunk is there too and read through __webjob_library_text). Evaluated on
 // its own, this file reads each body back from its comment. What runs
 // eagerly is small: the intrinsics are captured (so a job overwriting
 // String.prototype.charCodeAt, Array.prototype.push, globalThis.Map... cannot break
@@ -77,6 +78,9 @@
     defineProperty(G, '__webjob_library', {  // called (and deleted) before any job code runs
       value: (units) => { library = units.buffer; libraryAt = units.byteOffset; },
       writable: true, configurable: true });
+    // crypto.js keeps a chunk the same way (SRC.crypto): it reads its text through this
+    defineProperty(G, '__webjob_library_text', {  // captured by crypto.js, deleted by prelude.js
+      value: textOf, writable: true, configurable: true });
   }
 
   // ---- base: shared helpers, DOMException, bytes and strings, TextEncoder/Decoder, atob/btoa
@@ -1545,7 +1549,7 @@
       env = { __proto__: null };
       for (let i = 0; i < ENV.length; i += 2) env[ENV[i]] = ENV[i + 1];
     }
-    const code = library !== null ? fromLibrary(LIBRARY[k]) : commentOf(SRC[k]);
+    const code = textOf(k, SRC[k]);
     m = loaded[k] = Fn('env', code + '\n//# sourceURL=webjobs:polyfills/' + k)(env);
     const names = keys(m);
     for (let i = 0; i < names.length; i++) {
@@ -1556,6 +1560,10 @@
       adopt(m[names[i]], S, false);
     }
     return m;
+  }
+  // chunk k's text: from the library when there is one, else from f's comment
+  function textOf(k, f) {
+    return library !== null && hasOwn(LIBRARY, k) ? fromLibrary(LIBRARY[k]) : commentOf(f);
   }
   function commentOf(f) {
     const text = fnSrc(f);

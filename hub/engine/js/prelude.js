@@ -16,6 +16,8 @@
   const debugRuntime = G.__webjob_debug_runtime;
   const cryptoHost = G.__webjob_crypto;
   const takeLibrary = G.__webjob_library;
+  // rawBody's decoder (WHATWG: bytes.utf8Decode replaces invalid sequences otherwise)
+  const TextDecoderC = G.TextDecoder;
   const FP = Function.prototype;
   const uncurry = FP.bind.bind(FP.call);
   const apply = Reflect.apply;
@@ -38,7 +40,7 @@
   const StringC = String, NumberC = Number, isInteger = Number.isInteger, floor = Math.floor;
 
   for (const name of ['__webjob_note', '__webjob_wake', '__webjob_bytes', '__webjob_responses',
-    '__webjob_debug_runtime', '__webjob_crypto', '__webjob_library',
+    '__webjob_debug_runtime', '__webjob_crypto', '__webjob_library', '__webjob_library_text',
     'SharedArrayBuffer',
     'Atomics', 'WebAssembly', '__timer_manager', 'setTimeout', 'clearTimeout', 'console']) {
     // mini-racer declares its timer helpers with `var`: those can only be overwritten.
@@ -435,7 +437,7 @@
     let raw = null, text = typeof r.rawBody === 'string' ? r.rawBody : b64 === null ? '' : null;
     const exact = () => raw || (raw = b64 !== null ? bytes.base64Decode(b64) || new U8(0) : bytes.utf8Encode(text));
     defineProperty(r, 'rawBody', { enumerable: true, configurable: false,
-      get: () => (text !== null ? text : (text = StringC(new G.TextDecoder().decode(exact())))) });
+      get: () => (text !== null ? text : (text = StringC(new TextDecoderC().decode(exact())))) });
     defineProperty(r, 'rawBytes', { enumerable: false, value: () => G.Buffer.from(exact()) });
     return r;
   }
