@@ -12,10 +12,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QSettings
 
 from console_app.client.connection import HubConnection
+from console_app.session import HubSession
 from console_app.tasks import TaskManager
 from tests.hub.conftest import EXTRA_JOBS, HubProcess, assert_clean_log, launch_hub
 
@@ -66,3 +69,18 @@ def tasks(qtbot: object) -> Iterator[TaskManager]:
     manager = TaskManager()
     yield manager
     manager.shutdown()
+
+
+@pytest.fixture
+def session(connection: HubConnection, tasks: TaskManager) -> HubSession:
+    return HubSession(connection, tasks)
+
+
+@pytest.fixture
+def private_settings(tmp_path: Path) -> Iterator[Path]:
+    """QSettings in ``tmp_path`` for the test, never the real user's; the default
+    format is put back afterwards, so later tests are not left on a deleted folder."""
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
+    yield tmp_path
+    QSettings.setDefaultFormat(QSettings.Format.NativeFormat)

@@ -3,11 +3,9 @@ token), and the failures, each shown in the dialog with its code."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
 from console_app.client.credentials import TokenVault
@@ -19,14 +17,7 @@ from shared.errors import BadRequest
 from tests.console.conftest import OWNER_PASSWORD, ConsoleHub
 from tests.hub.conftest import free_port
 
-
-@pytest.fixture(autouse=True)
-def private_settings(tmp_path: Path) -> Iterator[None]:
-    """Nothing here may touch the real user's settings."""
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
-    yield
-    QSettings.setDefaultFormat(QSettings.Format.NativeFormat)
+pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ from console_app.debugger.state import Phase
 from console_app.debugger.variables import VarRole
 from console_app.run.console import LEVEL_COLOURS
 from console_app.session import HubSession
-from console_app.tasks import TaskManager
 
 WAIT_MS = 20_000
 STEPPED = """const a = 1
@@ -43,17 +42,12 @@ def save(conn: HubConnection, code: str, prefix: str = "dbg") -> str:
 
 
 @pytest.fixture
-def hub_session(connection: HubConnection, tasks: TaskManager) -> HubSession:
-    return HubSession(connection, tasks)
-
-
-@pytest.fixture
-def open_window(qtbot: QtBot, hub_session: HubSession) -> Iterator[Opener]:
+def open_window(qtbot: QtBot, session: HubSession) -> Iterator[Opener]:
     """Windows are closed here, before the task manager shuts down."""
     opened: list[DebuggerWindow] = []
 
     def make(name: str, params: dict[str, Any] | None = None, **kw: Any) -> DebuggerWindow:
-        window = DebuggerWindow(hub_session, name, params or {}, **kw)
+        window = DebuggerWindow(session, name, params or {}, **kw)
         qtbot.addWidget(window)
         window.show()
         opened.append(window)

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
 from console_app.client import jobs as api
@@ -18,12 +16,7 @@ from console_app.session import HubSession
 from console_app.tasks import TaskManager
 from shared.header import Limits
 
-
-@pytest.fixture(autouse=True)
-def tmp_settings(tmp_path: Path) -> Iterator[None]:
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
-    yield
+pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture

@@ -13,16 +13,10 @@ from console_app.client.connection import HubConnection
 from console_app.client.history import HistoryFilters
 from console_app.pages.history import HistoryPage
 from console_app.session import HubSession
-from console_app.tasks import TaskManager
 from shared.errors import JobFailed
 
 API = "/api/webjobs"
 JSON = {"Accept": "application/json"}
-
-
-@pytest.fixture
-def session(connection: HubConnection, tasks: TaskManager) -> HubSession:
-    return HubSession(connection, tasks)
 
 
 @pytest.fixture

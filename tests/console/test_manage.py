@@ -4,12 +4,11 @@ running indicator, the Run menu, Create, Upload, Ad-hoc and Delete."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, QUrl
+from PySide6.QtCore import QUrl
 from pytestqt.qtbot import QtBot
 
 from console_app.client import jobs as api
@@ -25,12 +24,7 @@ from shared.errors import JobFailed
 from tests.console.conftest import CONSOLE_JOBS
 from tests.hub.conftest import REPO
 
-
-@pytest.fixture(autouse=True)
-def tmp_settings(tmp_path: Path) -> Iterator[None]:
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
-    yield
+pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 class Answers:

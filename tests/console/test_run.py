@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QTextBrowser, QTreeView
 from pytestqt.qtbot import QtBot
 
@@ -24,20 +21,7 @@ from console_app.run.params import (
 )
 from console_app.run.result import CsvModel
 from console_app.session import HubSession
-from console_app.tasks import TaskManager
 from shared.ndjson import LogLine
-
-
-@pytest.fixture
-def session(connection: HubConnection, tasks: TaskManager) -> HubSession:
-    return HubSession(connection, tasks)
-
-
-@pytest.fixture
-def tmp_settings(tmp_path: Path) -> Iterator[Path]:
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
-    yield tmp_path
 
 
 def _run(qtbot: QtBot, session: HubSession, name: str, params: dict[str, object] | None = None,
@@ -187,7 +171,7 @@ def test_small_models_pass_the_model_tester(qtmodeltester: object) -> None:
     qtmodeltester.check(CsvModel("x,y\n1\n2,3,4"))  # type: ignore[attr-defined]
 
 
-def test_params_dialog_and_memory(qtbot: QtBot, tmp_settings: Path) -> None:
+def test_params_dialog_and_memory(qtbot: QtBot, private_settings: Path) -> None:
     dialog = ParamsDialog("report", {"a": 1})
     qtbot.addWidget(dialog)
     assert dialog.params() == {"a": 1}
@@ -200,4 +184,4 @@ def test_params_dialog_and_memory(qtbot: QtBot, tmp_settings: Path) -> None:
     remember_params("http://hub", "report", {"department": 2})
     assert remembered_params("http://hub", "report") == {"department": 2}
     assert remembered_params("http://other", "report") == {}
-    assert list(tmp_settings.rglob("*.ini"))
+    assert list(private_settings.rglob("*.ini"))

@@ -18,15 +18,9 @@ from console_app.models.schedules import LAST, ON
 from console_app.pages.history import HistoryPage
 from console_app.pages.scheduler import SchedulerPage
 from console_app.session import HubSession
-from console_app.tasks import TaskManager
 
 API = "/api/webjobs"
 NEVER_SOON = "0 3 1 1 *"  # 03:00 on 1 January: an enabled test schedule never fires by itself
-
-
-@pytest.fixture
-def session(connection: HubConnection, tasks: TaskManager) -> HubSession:
-    return HubSession(connection, tasks)
 
 
 @pytest.fixture

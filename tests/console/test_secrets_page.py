@@ -38,11 +38,6 @@ WAIT = 15000
 
 
 @pytest.fixture
-def session(connection: HubConnection, tasks: TaskManager) -> HubSession:
-    return HubSession(connection, tasks)
-
-
-@pytest.fixture
 def page(qtbot: QtBot, session: HubSession) -> SecretsPage:
     widget = SecretsPage(session)
     qtbot.addWidget(widget)
