@@ -1,5 +1,6 @@
-// The step debugger's runtime, for debug runs only: the prelude defines `__dbg` from
-// this factory when the run's spec says `debug`. Instrumented code (see
+// The step debugger's runtime, for debug runs only: the worker evaluates it after the
+// sandbox and before the job, and the prelude defines `__dbg` from this factory when
+// the run's spec says `debug`. Instrumented code (see
 // debug_instrument.js) awaits `__dbg.pause(line, column, scope)` before each statement
 // and `__dbg.breakpoint(...)` at `debugger;` / `breakpoint()`. A pause is one bridge
 // call, `debug.pause`, that the host answers when the debugger says go on; while it

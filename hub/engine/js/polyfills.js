@@ -3,7 +3,7 @@
 // commonly used part of Node's), URL/URLSearchParams (WHATWG, no IDNA tables),
 // structuredClone, Event/EventTarget, AbortController/AbortSignal, DOMException.
 //
-// Cost design: V8 spends ~5 µs per function just to pre-parse it, and scanning text
+// Cost design: V8 spends ~5 us per function just to pre-parse it, and scanning text
 // costs too, so the implementations are kept as source text inside comments (the
 // SRC.* chunks below) and compiled the first time a job uses them. In the hub the
 // worker goes one step further: it strips the chunk bodies from the script before

@@ -13,7 +13,6 @@
   const wake = G.__webjob_wake;
   const bytes = G.__webjob_bytes;
   const responses = G.__webjob_responses;
-  const debugRuntime = G.__webjob_debug_runtime;
   const cryptoHost = G.__webjob_crypto;
   const takeLibrary = G.__webjob_library;
   // rawBody's decoder (WHATWG: bytes.utf8Decode replaces invalid sequences otherwise)
@@ -213,7 +212,7 @@
     }
     consoleBytes += message.length + 32;  // an empty line still costs something
     if (consoleBytes > CONSOLE_CAP) message = '[console output over 8 MB: the rest of it is dropped]';
-    if (message.length > LINE_CAP) message = strSlice(message, 0, LINE_CAP) + ` … [${message.length} chars]`;
+    if (message.length > LINE_CAP) message = strSlice(message, 0, LINE_CAP) + ` \u2026 [${message.length} chars]`;
     const line = [level, message, elapsed()];
     if (live && toChannel('["' + level + '",' + stringify(message) + ',' + line[2] + ']')) {
       wake();
@@ -481,6 +480,14 @@
   });
   define('Promise', JobPromise);
 
+  // A debug run's worker evaluates debug_runtime.js after this script and before
+  // the job's (no other run pays for compiling it): taken here, before job code.
+  function debugRuntime() {
+    const make = G.__webjob_debug_runtime;
+    delete G.__webjob_debug_runtime;
+    if (typeof make !== 'function') throw new ErrorC('The debugger runtime is missing');
+    return make;
+  }
   function install(s) {
     spec = s;
     live = !!s.live;
@@ -503,7 +510,7 @@
     define('sign', sign);
     define('verify', verify);
     define('breakpoint', () => undefined);
-    if (s.debug) define('__dbg', debugRuntime(bridge));
+    if (s.debug) define('__dbg', debugRuntime()(bridge));
     define('require', jobRequire);
     define('db', db);
     define('http', http);
