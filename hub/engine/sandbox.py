@@ -127,7 +127,6 @@ async def prepare_context() -> PreparedContext:
     racer = v8.Racer()
     prepared = PreparedContext(racer)
     racer.install_notifier("__webjob_note", prepared.handle_note)
-    racer.install_notifier("__webjob_wake", lambda _text: prepared.handle_wake(), with_args=False)
     prepared.channel = ConsoleChannel(racer.eval(_SANDBOX))
     prepared.channel.write_library(LIBRARY)
     return prepared
@@ -210,6 +209,10 @@ async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str,
         if spec.get("debug"):
             racer.eval(_DEBUG_RUNTIME)
         if live:
+            # Only a watched run needs waking while its JavaScript still runs: the
+            # notifier costs two round trips into V8, so other runs go without.
+            racer.install_notifier("__webjob_wake", lambda _text: prepared.handle_wake(),
+                                   with_args=False)
             await racer.eval_async(script)
         else:
             racer.eval(script)

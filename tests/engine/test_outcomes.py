@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -141,6 +142,21 @@ return 1"""
     streamed = result.streamed  # type: ignore[attr-defined]
     assert [ln.message for ln in streamed] == ["before the wait", "after"]
     assert streamed[0].t < 100 <= 300 <= streamed[1].t
+
+
+def test_a_live_line_arrives_while_the_job_is_still_busy(engine: EngineHarness) -> None:
+    # No await after the line: only the wake-up notifier can hand it on this early.
+    arrived: list[float] = []
+    source = """
+console.log("before the busy loop")
+const start = Date.now()
+while (Date.now() - start < 600) {}
+return typeof globalThis.__webjob_wake"""
+    result = engine.run(source, on_log=lambda _line: arrived.append(time.monotonic()))
+    ended = time.monotonic()
+    assert body_json(result) == "undefined"  # the notifier itself stays out of reach
+    assert [ln.message for ln in result.logs] == ["before the busy loop"]
+    assert len(arrived) == 1 and arrived[0] < ended - 0.3
 
 
 def test_job_globals(engine: EngineHarness) -> None:

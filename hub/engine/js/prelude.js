@@ -5,12 +5,13 @@
 // key or the channel memory), removes what a job must not reach, installs the job
 // globals, and exposes one hidden object, __webjob_host, that the worker uses to
 // start the job, poll for its outcome and answer bridge calls. The host functions
-// (__webjob_note, __webjob_wake) are captured here and deleted from the global.
+// (__webjob_note; __webjob_wake, set only for a run watched live) are captured here
+// and deleted from the global.
 (() => {
   'use strict';
   const G = globalThis;
   const note = G.__webjob_note;
-  const wake = G.__webjob_wake;
+  let wake = null;  // a live run's: taken in install(), before any job code
   const bytes = G.__webjob_bytes;
   const responses = G.__webjob_responses;
   const cryptoHost = G.__webjob_crypto;
@@ -490,7 +491,10 @@
   }
   function install(s) {
     spec = s;
-    live = !!s.live;
+    const w = G.__webjob_wake;
+    delete G.__webjob_wake;
+    wake = typeof w === 'function' ? w : null;
+    live = !!s.live && wake !== null;  // without it, lines leave with the outcome
     runStart = lastFlush = now();
     signKeyB64 = StringC(s.signKey || '');
     delete s.signKey;
