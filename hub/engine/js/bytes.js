@@ -3,6 +3,8 @@
 // intrinsic they touch, so a job that later rewrites %TypedArray%.prototype.set,
 // String.prototype.charCodeAt or Buffer cannot watch or bend them (the signing key
 // passes through here). Handed to prelude.js as __webjob_bytes, which deletes it.
+// The helpers every run calls are parenthesised function expressions, compiled with
+// the script rather than pre-parsed and compiled again (see prelude.js).
 (() => {
   'use strict';
   const FP = Function.prototype;
@@ -21,7 +23,7 @@
   const fromCharCode = String.fromCharCode;
   const floor = Math.floor, min = Math.min;
 
-  function utf8Encode(text) {
+  const utf8Encode = (function utf8Encode(text) {
     const out = new U8(text.length * 3);
     let n = 0;
     for (let i = 0; i < text.length; i++) {
@@ -41,7 +43,7 @@
       }
     }
     return view(out, 0, n);
-  }
+  });
 
   function utf8Decode(bytes) {
     let out = '';
@@ -80,7 +82,7 @@
   }
 
   // Standard or URL-safe base64, padding optional; null when it is not base64.
-  function base64Decode(text) {
+  const base64Decode = (function base64Decode(text) {
     let len = text.length;
     while (len > 0 && charCodeAt(text, len - 1) === 61) len--;
     const out = new U8(floor(len * 3 / 4));
@@ -92,7 +94,7 @@
       if (bits >= 8) { bits -= 8; out[n++] = (acc >> bits) & 255; }
     }
     return view(out, 0, n);
-  }
+  });
 
   const K = new U32([0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
     0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
@@ -151,13 +153,13 @@
   }
 
   // Writes bytes into a ring at a running position (the console channel).
-  function ringPut(ring, capacity, at, bytes) {
+  const ringPut = (function ringPut(ring, capacity, at, bytes) {
     const pos = at % capacity;
     const len = taLen(bytes);
     const first = min(len, capacity - pos);
     taSet(ring, view(bytes, 0, first), pos);
     if (first < len) taSet(ring, view(bytes, first, len), 0);
-  }
+  });
 
   globalThis.__webjob_bytes = Object.freeze({
     utf8Encode, utf8Decode, base64url, base64Decode, sha256, hmacSha256, ringPut,

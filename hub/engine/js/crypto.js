@@ -354,13 +354,13 @@
   }
   // More entropy (the host's 32 bytes for this run): kept for the first use, so a run
   // that never asks for randomness pays nothing.
-  function reseed(entropy) {
+  const reseed = (function reseed(entropy) {
     if (impl !== null) { impl.reseed(entropy); return; }
     const more = new U8(taLen(entropy) + (pending === null ? 0 : taLen(pending)));
     if (pending !== null) taSet(more, pending);
     taSet(more, entropy, taLen(more) - taLen(entropy));
     pending = more;
-  }
+  });
   const crypto = freeze({
     hash(algorithm, data, encoding) { return load().hash(algorithm, data, encoding); },
     hmac(algorithm, key, data, encoding) { return load().hmac(algorithm, key, data, encoding); },
