@@ -25,6 +25,7 @@ from hub.api.deps import Hub
 from hub.api.history_routes import router as history_router
 from hub.api.key_routes import router as keys_router
 from hub.api.routes import router
+from hub.api.run_route import literal_segments, run_router
 from hub.api.schedule_routes import router as schedule_router
 from hub.api.secret_routes import router as secret_router
 from hub.api.store_routes import router as store_router
@@ -139,15 +140,12 @@ def create_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="WebJobs hub", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.hub = hub
-    app.include_router(auth_router)
-    app.include_router(keys_router)
-    app.include_router(history_router)
-    app.include_router(store_router)
-    app.include_router(schedule_router)
-    app.include_router(secret_router)
-    app.include_router(debug_router)
-    app.include_router(attach_router)
-    app.include_router(router)
+    routers = [auth_router, keys_router, history_router, store_router, schedule_router,
+               secret_router, debug_router, attach_router, router]
+    # Runs are matched first; a name some other route spells out goes the long way.
+    app.include_router(run_router(literal_segments(r for rt in routers for r in rt.routes)))
+    for each in routers:
+        app.include_router(each)
     _install_error_handlers(app)
     return app
 

@@ -31,7 +31,8 @@ from shared.errors import (
     WebJobsError,
 )
 
-router = APIRouter(prefix="/api/webjobs")
+PREFIX = "/api/webjobs"
+router = APIRouter(prefix=PREFIX)
 
 
 @router.get("/health")

@@ -1,0 +1,57 @@
+"""The route that runs a job, matched before every other route of the hub.
+
+``/api/webjobs/{name}`` is the hub's busiest path and also its catch-all: it is
+declared last (in ``routes``) so that ``/api/webjobs/available`` and the other
+literal paths win. FastAPI then tries some sixty routes before it reaches it,
+which cost more of a run's request than the rest of the hub's HTTP work. This
+router, included first, holds the same endpoint under a path whose name segment
+refuses every literal segment another route declares under the prefix; such a
+name falls through to the routes in their declared order, exactly as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from fastapi import APIRouter
+from starlette.convertors import Convertor, register_url_convertor
+from starlette.routing import BaseRoute
+
+from hub.api.routes import PREFIX, run_job
+
+_CONVERTOR = "webjob_name"
+
+
+class _UnclaimedName(Convertor[str]):
+    """One path segment that no literal route under the prefix claims."""
+
+    regex = "[^/]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+def literal_segments(routes: Iterable[BaseRoute]) -> set[str]:
+    """The single literal segments (``/api/webjobs/<segment>``) of ``routes``."""
+    single = re.compile(re.escape(PREFIX) + r"/([^/{}]+)")
+    return {m.group(1) for route in routes
+            if (m := single.fullmatch(str(getattr(route, "path", ""))))}
+
+
+def run_router(claimed: set[str]) -> APIRouter:
+    """The run route, refusing the ``claimed`` segments (see the module docstring)."""
+    pattern = _UnclaimedName.regex
+    if claimed:
+        words = "|".join(re.escape(word) for word in sorted(claimed))
+        pattern = f"(?!(?:{words})$)[^/]+"
+    # Starlette keeps convertors by name and reads the pattern as a route is made;
+    # every app of this process has the same routes.
+    register_url_convertor(_CONVERTOR, type("_Unclaimed", (_UnclaimedName,), {"regex": pattern})())
+    router = APIRouter(prefix=PREFIX)
+    router.add_api_route(f"/{{name:{_CONVERTOR}}}", run_job, methods=["GET", "POST"],
+                         include_in_schema=False)
+    return router
