@@ -33,7 +33,7 @@ _CHUNK = re.compile(r"(SRC\.(\w+) = \(\) => \{/\*)(.*?)(\*/\};)", re.S)
 
 
 def _split_library(*scripts: str) -> tuple[list[str], dict[str, list[int]], bytes]:
-    """The scripts (polyfills.js, crypto.js) without their chunk bodies, where each
+    """The scripts (polyfills.js, crypto.js, prelude.js) without their chunk bodies, where each
     body was in the library (code units), and the library as UTF-16. V8 scans every
     byte it is given, so text compiled only on a job's first use is handed over as
     memory instead."""
@@ -55,8 +55,9 @@ def _split_library(*scripts: str) -> tuple[list[str], dict[str, list[int]], byte
     return stripped, index, b"".join(parts)
 
 
-(_POLYFILLS, _CRYPTO), _LIBRARY_INDEX, LIBRARY = _split_library(
-    *((_JS / name).read_text(encoding="utf-8") for name in ("polyfills.js", "crypto.js")))
+(_POLYFILLS, _CRYPTO, _PRELUDE), _LIBRARY_INDEX, LIBRARY = _split_library(
+    *((_JS / name).read_text(encoding="utf-8")
+      for name in ("polyfills.js", "crypto.js", "prelude.js")))
 # One script, one eval (each eval is a ~0.2 ms round trip to the V8 thread); its
 # value is the console channel's memory, whose global is gone before any job code.
 _SANDBOX = "\n;\n".join([
@@ -64,8 +65,7 @@ _SANDBOX = "\n;\n".join([
     *((_JS / name).read_text(encoding="utf-8")
       for name in ("bytes.js", "responses.js")),
     _CRYPTO,
-    (_JS / "prelude.js").read_text(encoding="utf-8").replace(
-        "0/*@library-bytes*/", str(len(LIBRARY))),
+    _PRELUDE.replace("0/*@library-bytes*/", str(len(LIBRARY))),
     "(() => { const c = globalThis.__webjob_channel; delete globalThis.__webjob_channel; "
     "return c })()"])
 

@@ -20,10 +20,12 @@
   const responses = G.__webjob_responses;
   const cryptoHost = G.__webjob_crypto;
   const takeLibrary = G.__webjob_library;
+  const libraryText = G.__webjob_library_text;  // polyfills.js: a chunk's text
   // rawBody's decoder (WHATWG: bytes.utf8Decode replaces invalid sequences otherwise)
   const TextDecoderC = G.TextDecoder;
   const FP = Function.prototype;
   const uncurry = FP.bind.bind(FP.call);
+  const Fn = Function, fnSrc = uncurry(FP.toString);
   const apply = Reflect.apply;
   const { stringify, parse } = JSON;
   const { defineProperty, getOwnPropertyDescriptor, freeze, keys } = Object;
@@ -38,6 +40,7 @@
   const weakAdd = uncurry(WeakSet.prototype.add), weakHas = uncurry(WeakSet.prototype.has);
   const push = uncurry(Array.prototype.push);
   const strSlice = uncurry(String.prototype.slice), strIndexOf = uncurry(String.prototype.indexOf);
+  const strLastIndexOf = uncurry(String.prototype.lastIndexOf);
   const charCodeAt = uncurry(String.prototype.charCodeAt);
   const regExec = uncurry(RegExp.prototype.exec);
   const now = Date.now, ErrorC = Error, TypeErrorC = TypeError, isArray = Array.isArray;
@@ -160,43 +163,8 @@
   }
 
   // ---- console -----------------------------------------------------------------
-  function describe(v) {
-    if (typeof v === 'string') return v;
-    if (typeof v === 'bigint') return `${v}n`;
-    if (typeof v === 'symbol' || v === undefined || v === null) return StringC(v);
-    if (typeof v === 'function') return `[Function: ${v.name || 'anonymous'}]`;
-    if (typeof v !== 'object') return StringC(v);
-    if (v instanceof ErrorC) return v.stack ? StringC(v.stack) : `${v.name}: ${v.message}`;
-    const seen = new WeakSet();
-    return stringify(v, (k, x) => {
-      if (typeof x === 'bigint') return `${x}n`;
-      if (typeof x === 'function') return `[Function: ${x.name || 'anonymous'}]`;
-      if (x instanceof Map) return { Map: [...x.entries()] };
-      if (x instanceof Set) return { Set: [...x.values()] };
-      if (x && typeof x === 'object') {
-        if (weakHas(seen, x)) return '[Circular]';
-        weakAdd(seen, x);
-      }
-      return x;
-    });
-  }
-  function format(args) {
-    let out = '';
-    let i = 0;
-    if (typeof args[0] === 'string' && strIndexOf(args[0], '%') >= 0) {
-      i = 1;
-      out = args[0].replace(/%[sdifjoO%]/g, (m) => {
-        if (m === '%%') return '%';
-        if (i >= args.length) return m;
-        const a = args[i++];
-        if (m === '%d' || m === '%f') return StringC(NumberC(a));
-        if (m === '%i') return StringC(Math.trunc(NumberC(a)));
-        return describe(a);
-      });
-    }
-    for (; i < args.length; i++) out += (out ? ' ' : '') + describe(args[i]);
-    return out;
-  }
+  // format() (and its describe()) are cold code, compiled when first needed (below).
+  function format(args) { return cold().format(args); }
   const takeBuffer = (function takeBuffer() { const lines = logBuffer; logBuffer = []; return lines; });
   function flush() {
     flushQueued = false;
@@ -338,30 +306,8 @@
   let signKeyB64 = '';
   let signKeyBytes = null;
   const signKey = () => signKeyBytes || (signKeyBytes = bytes.base64Decode(signKeyB64));
-  const mac = (text) => bytes.base64url(bytes.hmacSha256(signKey(), bytes.utf8Encode(text)));
-  function sign(payload, ttlSeconds) {
-    const ttl = ttlSeconds === undefined ? 900 : NumberC(ttlSeconds);
-    if (!(ttl > 0)) throw new TypeErrorC('ttlSeconds must be a positive number');
-    const claim = stringify({ p: payload, exp: floor(now() / 1000 + ttl) });
-    if (typeof claim !== 'string') throw new TypeErrorC('The payload cannot be signed');
-    const body = bytes.base64url(bytes.utf8Encode(claim));
-    return body + '.' + mac(body);
-  }
-  function verify(token) {
-    if (typeof token !== 'string') return null;
-    const dot = strIndexOf(token, '.');
-    if (dot < 1) return null;
-    const head = strSlice(token, 0, dot), given = strSlice(token, dot + 1), expected = mac(head);
-    let diff = expected.length ^ given.length;
-    for (let i = 0; i < expected.length; i++) diff |= charCodeAt(expected, i) ^ charCodeAt(given, i);
-    if (diff !== 0) return null;
-    try {
-      const claim = parse(bytes.utf8Decode(bytes.base64Decode(head)));
-      return claim && claim.exp >= now() / 1000 ? claim.p : null;
-    } catch (e) {
-      return null;
-    }
-  }
+  function sign(payload, ttlSeconds) { return cold().sign(payload, ttlSeconds); }
+  function verify(token) { return cold().verify(token); }
 
   // ---- require: approved modules the worker loaded for this job -------------
   const modules = new Map();
@@ -401,6 +347,79 @@
       return bridge('db.exec', { sql, params: params === undefined ? [] : params });
     },
   });
+  function http(url, options) { return cold().http(url, options); }
+
+  // ---- cold code: the parts of the sandbox most runs never call (console
+  // formatting of non-text values, sign/verify, http), compiled from the library
+  // the first time a run needs one, so that V8 does not pre-parse them for every
+  // context (see polyfills.js). Chunk code must not contain a block comment.
+  const SRC = { __proto__: null };
+  SRC.prelude = () => {/*'use strict';
+  const { stringify, parse, StringC, NumberC, ErrorC, TypeErrorC, floor, now, weakAdd, weakHas,
+    strIndexOf, strSlice, charCodeAt, bytes, signKey, bridge, JobPromise, HANDLED, thenOf, U8, G,
+    defineProperty, freeze } = env;
+  function describe(v) {
+    if (typeof v === 'string') return v;
+    if (typeof v === 'bigint') return `${v}n`;
+    if (typeof v === 'symbol' || v === undefined || v === null) return StringC(v);
+    if (typeof v === 'function') return `[Function: ${v.name || 'anonymous'}]`;
+    if (typeof v !== 'object') return StringC(v);
+    if (v instanceof ErrorC) return v.stack ? StringC(v.stack) : `${v.name}: ${v.message}`;
+    const seen = new WeakSet();
+    return stringify(v, (k, x) => {
+      if (typeof x === 'bigint') return `${x}n`;
+      if (typeof x === 'function') return `[Function: ${x.name || 'anonymous'}]`;
+      if (x instanceof Map) return { Map: [...x.entries()] };
+      if (x instanceof Set) return { Set: [...x.values()] };
+      if (x && typeof x === 'object') {
+        if (weakHas(seen, x)) return '[Circular]';
+        weakAdd(seen, x);
+      }
+      return x;
+    });
+  }
+  function format(args) {
+    let out = '';
+    let i = 0;
+    if (typeof args[0] === 'string' && strIndexOf(args[0], '%') >= 0) {
+      i = 1;
+      out = args[0].replace(/%[sdifjoO%]/g, (m) => {
+        if (m === '%%') return '%';
+        if (i >= args.length) return m;
+        const a = args[i++];
+        if (m === '%d' || m === '%f') return StringC(NumberC(a));
+        if (m === '%i') return StringC(Math.trunc(NumberC(a)));
+        return describe(a);
+      });
+    }
+    for (; i < args.length; i++) out += (out ? ' ' : '') + describe(args[i]);
+    return out;
+  }
+  const mac = (text) => bytes.base64url(bytes.hmacSha256(signKey(), bytes.utf8Encode(text)));
+  function sign(payload, ttlSeconds) {
+    const ttl = ttlSeconds === undefined ? 900 : NumberC(ttlSeconds);
+    if (!(ttl > 0)) throw new TypeErrorC('ttlSeconds must be a positive number');
+    const claim = stringify({ p: payload, exp: floor(now() / 1000 + ttl) });
+    if (typeof claim !== 'string') throw new TypeErrorC('The payload cannot be signed');
+    const body = bytes.base64url(bytes.utf8Encode(claim));
+    return body + '.' + mac(body);
+  }
+  function verify(token) {
+    if (typeof token !== 'string') return null;
+    const dot = strIndexOf(token, '.');
+    if (dot < 1) return null;
+    const head = strSlice(token, 0, dot), given = strSlice(token, dot + 1), expected = mac(head);
+    let diff = expected.length ^ given.length;
+    for (let i = 0; i < expected.length; i++) diff |= charCodeAt(expected, i) ^ charCodeAt(given, i);
+    if (diff !== 0) return null;
+    try {
+      const claim = parse(bytes.utf8Decode(bytes.base64Decode(head)));
+      return claim && claim.exp >= now() / 1000 ? claim.p : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
   function toBase64(view) {
     const url = bytes.base64url(new U8(view.buffer, view.byteOffset, view.byteLength));
     let out = '';
@@ -429,6 +448,24 @@
     const call = bridge('http', { url: StringC(url), options: httpOptions(options) });
     call[HANDLED] = true;  // handled here: what the job gets is the promise below
     return new JobPromise((resolve, reject) => thenOf(call, (r) => resolve(httpResponse(r)), reject));
+  }
+
+  return { format, sign, verify, http };
+  */};
+  let coldParts = null;
+  function cold() {
+    if (coldParts === null) {
+      const env = { __proto__: null, stringify, parse, StringC, NumberC, ErrorC, TypeErrorC, floor,
+        now, weakAdd, weakHas, strIndexOf, strSlice, charCodeAt, bytes, signKey, bridge, JobPromise,
+        HANDLED, thenOf, U8, G, defineProperty, freeze };
+      coldParts = Fn('env', chunkText('prelude') + '\n//# sourceURL=webjobs:prelude-cold')(env);
+    }
+    return coldParts;
+  }
+  function chunkText(k) {
+    if (typeof libraryText === 'function') return libraryText(k, SRC[k]);
+    const src = fnSrc(SRC[k]);  // evaluated on its own: the text is in the comment
+    return strSlice(src, strIndexOf(src, '/*') + 2, strLastIndexOf(src, '*/'));
   }
 
   // ---- request: rawBody as text, rawBytes() as a fresh Buffer of the exact bytes ----
