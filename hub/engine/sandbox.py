@@ -33,10 +33,10 @@ _CHUNK = re.compile(r"(SRC\.(\w+) = \(\) => \{/\*)(.*?)(\*/\};)", re.S)
 
 
 def _split_library(*scripts: str) -> tuple[list[str], dict[str, list[int]], bytes]:
-    """The scripts (polyfills.js, crypto.js, prelude.js) without their chunk bodies, where each
-    body was in the library (code units), and the library as UTF-16. V8 scans every
-    byte it is given, so text compiled only on a job's first use is handed over as
-    memory instead."""
+    """The scripts (polyfills.js, bytes.js, crypto.js, prelude.js) without their chunk
+    bodies, where each body was in the library (code units), and the library as UTF-16.
+    V8 scans every byte it is given, so text compiled only on a job's first use is
+    handed over as memory instead."""
     index: dict[str, list[int]] = {}
     parts: list[bytes] = []
     at = 0
@@ -55,15 +55,15 @@ def _split_library(*scripts: str) -> tuple[list[str], dict[str, list[int]], byte
     return stripped, index, b"".join(parts)
 
 
-(_POLYFILLS, _CRYPTO, _PRELUDE), _LIBRARY_INDEX, LIBRARY = _split_library(
+(_POLYFILLS, _BYTES, _CRYPTO, _PRELUDE), _LIBRARY_INDEX, LIBRARY = _split_library(
     *((_JS / name).read_text(encoding="utf-8")
-      for name in ("polyfills.js", "crypto.js", "prelude.js")))
+      for name in ("polyfills.js", "bytes.js", "crypto.js", "prelude.js")))
 # One script, one eval (each eval is a ~0.2 ms round trip to the V8 thread); its
 # value is the console channel's memory, whose global is gone before any job code.
 _SANDBOX = "\n;\n".join([
     _POLYFILLS.replace("/*@library-index*/null", json.dumps(_LIBRARY_INDEX)),
-    *((_JS / name).read_text(encoding="utf-8")
-      for name in ("bytes.js", "responses.js")),
+    _BYTES,
+    (_JS / "responses.js").read_text(encoding="utf-8"),
     _CRYPTO,
     _PRELUDE.replace("0/*@library-bytes*/", str(len(LIBRARY))),
     "(() => { const c = globalThis.__webjob_channel; delete globalThis.__webjob_channel; "

@@ -190,6 +190,18 @@ return [Object.isFrozen(crypto), crypto.hash('sha256', 'abc'), crypto.randomUUID
     assert got == [True, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", 36]
 
 
+def test_sign_and_verify_compiled_after_the_job_bent_the_intrinsics(
+        engine: EngineHarness) -> None:
+    # Their code (and SHA-256's) is compiled on first use, after this job's first lines.
+    got = run(engine, """Uint8Array.prototype.set = () => { throw new Error('bent') }
+Array.prototype[Symbol.iterator] = function* () { yield 'bent' }
+String.prototype.slice = () => 'bent'
+JSON.parse = () => 'bent'
+const token = sign({ uid: 7 }, 60)
+return [verify(token), verify(token.slice(0, -1) + 'x'), token.split('.').length]""")
+    assert got == [{"uid": 7}, None, 2]
+
+
 def test_request_raw_body_defaults_when_no_body_crossed(engine: EngineHarness) -> None:
     got = run(engine, "return [request.rawBody, request.rawBytes().length, "
                       "Object.keys(request).includes('rawBase64')]")

@@ -41,7 +41,7 @@ def test_the_script_carries_no_chunk_body_and_the_library_has_them_all() -> None
         assert body.startswith("'use strict';"), name
         assert body[:400] not in sandbox._SANDBOX, name
     assert sorted(sandbox._LIBRARY_INDEX) == [
-        "base", "buffer", "clone", "crypto", "events", "prelude", "url"]
+        "base", "buffer", "bytes", "clone", "crypto", "events", "prelude", "url"]
     assert "/*@library" not in sandbox._SANDBOX and "0/*@" not in sandbox._SANDBOX
 
 
