@@ -8,8 +8,9 @@
 // SRC.* chunks below) and compiled the first time a job uses them. In the hub the
 // worker goes one step further: it strips the chunk bodies from the script before
 // V8 sees it and writes them into shared memory instead (prelude.js hands that over
-// through __webjob_library; LIBRARY below is the worker's index of it; crypto.js's
-// chunk is there too and read through __webjob_library_text). Evaluated on
+// through __webjob_library; LIBRARY below is the worker's index of it; the cold
+// chunks of bytes.js, crypto.js and prelude.js are there too, read through
+// __webjob_library_text). Evaluated on
 // its own, this file reads each body back from its comment. What runs
 // eagerly is small: the intrinsics are captured (so a job overwriting
 // String.prototype.charCodeAt, Array.prototype.push, globalThis.Map... cannot break
