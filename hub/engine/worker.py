@@ -50,8 +50,8 @@ class Worker:
         # A bare context that only ever parses. It is made at once and kept for the
         # worker's life for a second reason: V8 tears down its process-wide state
         # (the read-only heap built from the snapshot) whenever the last isolate
-        # goes, and every run's isolate then had to rebuild it. With this one
-        # alive, a run's isolate costs about a quarter of the instructions.
+        # goes, and a run's isolate, closed before the next is made, then had to
+        # rebuild it. With this one alive a run costs ~8% fewer instructions.
         self.checker = v8.Racer()
 
     async def warm(self) -> None:
