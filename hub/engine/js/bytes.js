@@ -49,12 +49,10 @@
     return view(out, 0, n);
   });
 
-
   const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
   const B64_INDEX = new U8(256).fill(255);
   for (let i = 0; i < 64; i++) B64_INDEX[charCodeAt(B64, i)] = i;
   B64_INDEX[43] = 62; B64_INDEX[47] = 63;  // '+' and '/' as well: standard base64 decodes too
-
 
   // Standard or URL-safe base64, padding optional; null when it is not base64.
   const base64Decode = (function base64Decode(text) {
@@ -70,7 +68,6 @@
     }
     return view(out, 0, n);
   });
-
 
   // ---- cold code: decoding UTF-8, encoding base64url, SHA-256 and HMAC, which most
   // runs never call (sign/verify, crypto, file responses do): compiled from the
