@@ -10,8 +10,8 @@
 // V8 sees it and writes them into shared memory instead (prelude.js hands that over
 // through __webjob_library; LIBRARY below is the worker's index of it; the cold
 // chunks of bytes.js, crypto.js and prelude.js are there too, read through
-// __webjob_library_text). Evaluated on
-// its own, this file reads each body back from its comment. What runs
+// __webjob_library_text). Evaluated on its own, this file reads each body back from
+// its comment. What runs
 // eagerly is small: the intrinsics are captured (so a job overwriting
 // String.prototype.charCodeAt, Array.prototype.push, globalThis.Map... cannot break
 // these APIs for itself), and each global is installed as a thin shell: its
@@ -79,8 +79,8 @@
     defineProperty(G, '__webjob_library', {  // called (and deleted) before any job code runs
       value: (units) => { library = units.buffer; libraryAt = units.byteOffset; },
       writable: true, configurable: true });
-    // crypto.js keeps a chunk the same way (SRC.crypto): it reads its text through this
-    defineProperty(G, '__webjob_library_text', {  // captured by crypto.js, deleted by prelude.js
+    // bytes.js, crypto.js and prelude.js keep chunks the same way: their text comes through this
+    defineProperty(G, '__webjob_library_text', {  // captured by them, deleted by prelude.js
       value: textOf, writable: true, configurable: true });
   }
 

@@ -25,7 +25,7 @@
   const TextDecoderC = G.TextDecoder;
   const FP = Function.prototype;
   const uncurry = FP.bind.bind(FP.call);
-  const Fn = Function, fnSrc = uncurry(FP.toString);
+  const Fn = Function;
   const apply = Reflect.apply;
   const { stringify, parse } = JSON;
   const { defineProperty, getOwnPropertyDescriptor, freeze, keys } = Object;
@@ -40,7 +40,6 @@
   const weakAdd = uncurry(WeakSet.prototype.add), weakHas = uncurry(WeakSet.prototype.has);
   const push = uncurry(Array.prototype.push);
   const strSlice = uncurry(String.prototype.slice), strIndexOf = uncurry(String.prototype.indexOf);
-  const strLastIndexOf = uncurry(String.prototype.lastIndexOf);
   const charCodeAt = uncurry(String.prototype.charCodeAt);
   const regExec = uncurry(RegExp.prototype.exec);
   const now = Date.now, ErrorC = Error, TypeErrorC = TypeError, isArray = Array.isArray;
@@ -458,14 +457,11 @@
       const env = { __proto__: null, stringify, parse, StringC, NumberC, ErrorC, TypeErrorC, floor,
         now, weakAdd, weakHas, strIndexOf, strSlice, charCodeAt, bytes, signKey, bridge, JobPromise,
         HANDLED, thenOf, U8, G, defineProperty, freeze };
-      coldParts = Fn('env', chunkText('prelude') + '\n//# sourceURL=webjobs:prelude-cold')(env);
+      // polyfills.js's reader: the prelude only ever runs in a hub context, with the library
+      coldParts = Fn('env', libraryText('prelude', SRC.prelude)
+        + '\n//# sourceURL=webjobs:prelude-cold')(env);
     }
     return coldParts;
-  }
-  function chunkText(k) {
-    if (typeof libraryText === 'function') return libraryText(k, SRC[k]);
-    const src = fnSrc(SRC[k]);  // evaluated on its own: the text is in the comment
-    return strSlice(src, strIndexOf(src, '/*') + 2, strLastIndexOf(src, '*/'));
   }
 
   // ---- request: rawBody as text, rawBytes() as a fresh Buffer of the exact bytes ----
