@@ -163,7 +163,7 @@ class DebuggerWindow(QMainWindow):
         self.action_continue = self._action("Continue", "F8", self.resume)
         self.action_stop = self._action("Stop", "Shift+F5", self.stop)
         self.action_breakpoint = self._action("Toggle breakpoint", "F9",
-                                              self._toggle_at_caret)
+                                              self.source_view.toggle_breakpoint_at_caret)
         self.open_page_button = QPushButton("Open page", self)
         self.open_page_button.setToolTip("Open the tagged page in a browser signed in to "
                                          "this hub as you: its requests stop here.")
@@ -351,11 +351,7 @@ class DebuggerWindow(QMainWindow):
 
     def toggle_breakpoint(self, line: int) -> None:
         """The editor's ``sig_breakpoints_changed`` passes the change on to the hub."""
-        lines = set(self.source_view.breakpoints()) ^ {line}
-        self.source_view.set_breakpoints(sorted(lines))
-
-    def _toggle_at_caret(self) -> None:
-        self.toggle_breakpoint(self.source_view.caret_position()[0])  # 1-based: never 0
+        self.source_view.toggle_breakpoint(line)
 
     def _breakpoints_changed(self, lines: list[int]) -> None:
         if set(lines) == self.state.breakpoints:

@@ -198,8 +198,7 @@ class ScheduleDialog(QDialog):
     def _params(self) -> dict[str, Any] | None:
         value, why = parse_params(self.params_edit.toPlainText())
         if value is None:
-            self.error_label.setText(f"Parameters: {why}" if why.startswith("Not JSON")
-                                     else why)
+            self.error_label.setText(f"Parameters: {why}")
         return value
 
     def draft(self) -> ScheduleDraft | None:

@@ -47,7 +47,8 @@ def remember_params(hub_url: str, name: str, params: dict[str, Any]) -> None:
 
 
 def parse_params(text: str) -> tuple[dict[str, Any] | None, str]:
-    """(params, '') or (None, why not). Empty text is no parameters."""
+    """(params, '') or (None, why not). Empty text is no parameters. The reason reads
+    after a "Parameters: " label."""
     if not text.strip():
         return {}, ""
     try:
@@ -55,7 +56,7 @@ def parse_params(text: str) -> tuple[dict[str, Any] | None, str]:
     except ValueError as err:
         return None, f"Not JSON: {err}"
     if not isinstance(value, dict):
-        return None, "Parameters must be a JSON object, like {\"department\": 1}"
+        return None, "Not a JSON object: write one like {\"department\": 1}"
     return value, ""
 
 
