@@ -65,11 +65,12 @@ def _users() -> Iterator[IdentityStore]:
 def _secrets(with_jobs: bool = False) -> Iterator[SecretsService]:
     """The secrets on the hub database, sealed with this hub's WEBHUB_SECRET;
     ``with_jobs``: the job store too (to list which jobs declare which secret)."""
-    from hub.secrets.service import job_store, secrets_service
+    from hub.secrets.service import secrets_service
     from hub.settings import load_settings
+    from hub.store.opening import open_job_store
 
     settings = load_settings()
-    jobs = job_store(settings) if with_jobs else None
+    jobs = open_job_store(settings) if with_jobs else None
     try:
         service = secrets_service(settings, jobs)
         try:

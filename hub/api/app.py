@@ -38,7 +38,7 @@ from hub.outside.netpolicy import NetPolicy
 from hub.outside.own_servers import own_server_entries, own_server_hosts
 from hub.schedule.store import ScheduleStore
 from hub.secrets.logmask import install_log_mask
-from hub.secrets.service import job_store, secrets_service
+from hub.secrets.service import secrets_service
 from hub.services.catalog import Catalog
 from hub.services.debugging import DebugSessions
 from hub.services.history import History, open_history
@@ -49,6 +49,7 @@ from hub.settings import Settings
 from hub.store.files import FileJobStore
 from hub.store.hubdb import open_hub_database
 from hub.store.identity import open_identity_store
+from hub.store.opening import open_job_store
 from shared.errors import BadRequest, InternalError, NotFound, WebJobsError
 
 log = logging.getLogger("webhub")
@@ -59,7 +60,7 @@ SWEEP_EVERY_S = 30.0
 
 def build_hub(settings: Settings) -> Hub:
     users = open_identity_store(settings.hub_db)
-    store = job_store(settings)
+    store = open_job_store(settings)
     history = open_history(settings)
     outside = outside_bridge(settings)
     engine = Engine(EngineConfig(max_concurrent=settings.max_concurrent,

@@ -1,6 +1,6 @@
 """The host side of a job's ``db.exec(sql, params?)``: one bounded pool of connections.
 
-Two kinds of URL (the ``WEBJOB_DATABASE_URL`` setting):
+Two kinds of URL (the ``WEBJOB_DB`` setting):
 
 * ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` — Python's
   :mod:`sqlite3`, the embedded default. Each connection is in WAL mode with

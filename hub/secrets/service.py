@@ -21,7 +21,7 @@ from shared.header import SECRET_NAME_RE, SECRET_VALUE_MAX, SECRET_VALUE_MIN, pa
 if TYPE_CHECKING:
     from hub.settings import Settings
 
-__all__ = ["MAX_VALUE", "MIN_VALUE", "SecretsService", "check_secret_name", "job_store",
+__all__ = ["MAX_VALUE", "MIN_VALUE", "SecretsService", "check_secret_name",
            "secrets_service"]
 
 log = logging.getLogger("webhub.secrets")
@@ -47,18 +47,6 @@ def check_secret_value(value: Any) -> str:
     if "\x00" in value:
         raise BadRequest("A secret's value may not contain NUL characters")
     return value
-
-
-def job_store(settings: Settings) -> JobStore:
-    """The hub's jobs: in the hub database or in files, as ``settings`` say."""
-    if settings.job_store == "db":
-        from hub.store.dbjobs import DbJobStore
-        from hub.store.hubdb import open_hub_database
-
-        return DbJobStore(open_hub_database(settings.hub_db))
-    from hub.store.files import FileJobStore
-
-    return FileJobStore(settings.jobs_dir)
 
 
 def secrets_service(settings: Settings, store: JobStore | None) -> SecretsService:

@@ -180,8 +180,9 @@ def _masked_body(body: bytes, redactor: Redactor) -> bytes:
     enough that its masked form begins as the whole body's would."""
     if not redactor:
         return body
-    # Past a prefix's last ``longest_bytes`` its masking may differ from the whole's;
-    # masking turns those bytes into at most three times as many.
+    # Past a prefix's last ``longest_bytes`` its masking may differ from the whole's (a
+    # secret cut in two); three times that is a generous margin, as masking only ever
+    # shortens text (a value of 6 or more bytes becomes "***").
     unsure = 3 * redactor.longest_bytes
     size = MAX_RESULT_BYTES + unsure
     while size < len(body):

@@ -83,7 +83,7 @@ def preview(cron: str, timezone: str) -> dict[str, Any]:
     parsed = parse_cron(cron, timezone)
     times = parsed.next_times(dt.datetime.now(dt.UTC), PREVIEW_TIMES)
     return {"cronText": parsed.describe(), "timezone": timezone,
-            "next": [t.isoformat().replace("+00:00", "Z") for t in times]}
+            "next": [iso_of(t.timestamp()) for t in times]}
 
 
 class Scheduling:
