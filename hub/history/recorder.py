@@ -2,8 +2,9 @@
 
 A run hands its record to :meth:`Recorder.record`, which only puts it on a
 bounded queue. One writer thread takes records in batches and writes them to
-the store; once a record arrives it waits ``gather_s`` for more first (a group
-commit, which spreads a transaction's fixed cost over the runs of a busy hub).
+the store. When it wrote less than ``gather_s`` ago, it waits that long for more
+records first (a group commit: a busy hub spreads a transaction's fixed cost over
+several runs, and an idle hub's run is written at once).
 When the store cannot be reached, the batch is appended to a spool file (JSON
 lines, beside the hub's other files) and the writer retries every few seconds;
 once the store answers, the spool is replayed in order and emptied.
@@ -32,8 +33,8 @@ __all__ = ["Recorder"]
 log = logging.getLogger("webhub.history")
 BATCH = 200
 RETRY_S = 2.0
-# A run reaches history this much later; under load the writer's CPU per small run
-# then halves (one commit and one rollup update for several runs).
+# Under load a run reaches history up to this much later, and the writer's CPU per
+# small run halves (one commit and one rollup update for several runs).
 GATHER_S = 0.025
 
 
@@ -44,6 +45,7 @@ class Recorder:
         self.spool = spool
         self.retry_s = retry_s
         self.gather_s = gather_s
+        self._last_write = float("-inf")  # monotonic time of the writer's last batch
         self._queue: queue.Queue[RunRecord | None] = queue.Queue(queue_max)
         self._spool_lock = threading.Lock()
         self._idle = threading.Condition()  # notified whenever records are settled
@@ -97,10 +99,12 @@ class Recorder:
             except queue.Empty:
                 self._settle([], taken=0)  # nothing new: just retry the spool
                 continue
-            if first is not None and not self.store_down:
-                time.sleep(self.gather_s)  # let a busy hub's next runs join this write
+            if (first is not None and not self.store_down
+                    and time.monotonic() - self._last_write < self.gather_s):
+                time.sleep(self.gather_s)  # busy: let the next runs join this write
             batch, stop = self._take_batch(first)
             self._settle(batch, taken=len(batch) + stop)
+            self._last_write = time.monotonic()
             if stop:
                 return
 

@@ -1,5 +1,6 @@
-"""The recorder's group commit: records that arrive together are written together,
-and ``flush`` still waits for every one of them, even one the writer holds."""
+"""The recorder's group commit: a busy writer waits for more records and writes them
+together, an idle one writes at once, and ``flush`` waits for every record, even one
+the writer holds."""
 
 from __future__ import annotations
 
@@ -46,35 +47,53 @@ def stored_ids(counted: Counted) -> set[str]:
     return {r.job_id for r in counted.store.search(HistoryQuery(limit=100))}
 
 
-def test_records_arriving_within_the_window_are_one_write(counted: Counted,
-                                                          tmp_path: Path) -> None:
-    recorder = Recorder(counted.store, tmp_path / "spool.jsonl", gather_s=0.2)
+def busy_recorder(counted: Counted, tmp_path: Path, gather_s: float) -> Recorder:
+    """A recorder that has just written a record, so the next ones are gathered."""
+    recorder = Recorder(counted.store, tmp_path / "spool.jsonl", gather_s=gather_s)
+    recorder.record(run("first"))
+    assert recorder.flush()
+    return recorder
+
+
+def test_an_idle_writer_writes_a_record_at_once(counted: Counted, tmp_path: Path) -> None:
+    recorder = Recorder(counted.store, tmp_path / "spool.jsonl", gather_s=60)
+    try:
+        recorder.record(run("alone"))
+        recorder.flush(timeout=5)  # a gathering writer would still be asleep
+        assert stored_ids(counted) == {"alone"}
+    finally:
+        recorder.close()
+
+
+def test_a_busy_writer_writes_what_arrives_together_at_once(counted: Counted,
+                                                            tmp_path: Path) -> None:
+    recorder = busy_recorder(counted, tmp_path, gather_s=0.3)
     try:
         for i in range(5):
             recorder.record(run(f"r{i}"))
         assert recorder.flush()
-        assert counted.writes == [5]
-        assert stored_ids(counted) == {f"r{i}" for i in range(5)}
+        assert counted.writes == [1, 5]
+        assert stored_ids(counted) == {"first"} | {f"r{i}" for i in range(5)}
     finally:
         recorder.close()
 
 
 def test_flush_waits_for_a_record_the_writer_is_holding(counted: Counted,
                                                         tmp_path: Path) -> None:
-    recorder = Recorder(counted.store, tmp_path / "spool.jsonl", gather_s=0.3)
+    recorder = busy_recorder(counted, tmp_path, gather_s=0.3)
     try:
         recorder.record(run("held"))
         # The writer takes the record at once and then waits: the queue is empty,
         # but the record is not written yet.
         assert recorder.flush()
-        assert stored_ids(counted) == {"held"}
+        assert stored_ids(counted) == {"first", "held"}
     finally:
         recorder.close()
 
 
 def test_close_writes_what_is_gathered(counted: Counted, tmp_path: Path) -> None:
-    recorder = Recorder(counted.store, tmp_path / "spool.jsonl", gather_s=0.3)
+    recorder = busy_recorder(counted, tmp_path, gather_s=0.3)
     recorder.record(run("last"))
     recorder.close()
-    assert stored_ids(counted) == {"last"}
+    assert stored_ids(counted) == {"first", "last"}
     assert not (tmp_path / "spool.jsonl").exists()
