@@ -1,7 +1,8 @@
 """The History page: every recorded run, per job, per schedule or all.
 
 Filters are the hub's own (``GET /history``): text search, status, trigger (source),
-a time range, job and schedule, with paging. Picking a run fetches it in full and
+a time range (a preset, or *Custom range…* with two date-time fields in local time),
+job and schedule, with paging. Picking a run fetches it in full and
 the :class:`~console_app.history.run_view.RunView` replays its console. Answers to
 an older query are dropped (:class:`~console_app.tasks.Latest`), so fast typing never
 shows stale rows."""
@@ -11,9 +12,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QItemSelection, QTimer, Signal
+from PySide6.QtCore import QDateTime, QItemSelection, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
+    QDateTimeEdit,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -38,12 +40,14 @@ from console_app.session import HubSession
 from console_app.tasks import Latest
 from console_app.widgets import MessageBar, row_table
 
-__all__ = ["TIME_RANGES", "HistoryPage"]
+__all__ = ["CUSTOM_RANGE", "TIME_RANGES", "HistoryPage"]
 
 SEARCH_DELAY_MS = 350
+CUSTOM_RANGE = -1  # the time box's value for "from and to as set in the two fields"
 TIME_RANGES: tuple[tuple[str, int | None], ...] = (
     ("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86400),
-    ("Last 7 days", 7 * 86400), ("Last 30 days", 30 * 86400))
+    ("Last 7 days", 7 * 86400), ("Last 30 days", 30 * 86400),
+    ("Custom range…", CUSTOM_RANGE))
 TRIGGER_WORDS = {"http": "HTTP call", "editor": "Editor", "adhoc": "Ad hoc",
                  "schedule": "Schedule", "debug": "Debugger"}
 
@@ -54,6 +58,12 @@ def _combo(first: str, items: list[tuple[str, Any]]) -> QComboBox:
     for text, value in items:
         box.addItem(text, value)
     return box
+
+
+def _time_edit() -> QDateTimeEdit:
+    edit = QDateTimeEdit(calendarPopup=True)
+    edit.setDisplayFormat("yyyy-MM-dd HH:mm")
+    return edit
 
 
 class HistoryPage(QWidget):
@@ -90,8 +100,18 @@ class HistoryPage(QWidget):
         self.time_box = QComboBox()
         for text, span in TIME_RANGES:
             self.time_box.addItem(text, span)
-        for box in (self.status_box, self.trigger_box, self.time_box):
+        self.time_box.currentIndexChanged.connect(lambda _i: self._time_range_changed())
+        for box in (self.status_box, self.trigger_box):
             box.currentIndexChanged.connect(lambda _i: self._apply_widgets())
+        self.from_edit, self.until_edit = _time_edit(), _time_edit()
+        for edit in (self.from_edit, self.until_edit):
+            edit.dateTimeChanged.connect(lambda _t: self._search_timer.start())
+        self.custom_range = QWidget()
+        custom = QHBoxLayout(self.custom_range)
+        custom.setContentsMargins(0, 0, 0, 0)
+        for widget in (QLabel("From"), self.from_edit, QLabel("to"), self.until_edit):
+            custom.addWidget(widget)
+        self.custom_range.setVisible(False)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
         self.table = row_table(self.model)
@@ -110,7 +130,8 @@ class HistoryPage(QWidget):
         scope.addWidget(self.clear_scope_button)
         filters = QHBoxLayout()
         filters.addWidget(self.search_edit, 3)
-        for widget in (self.status_box, self.trigger_box, self.time_box, self.refresh_button):
+        for widget in (self.status_box, self.trigger_box, self.time_box, self.custom_range,
+                       self.refresh_button):
             filters.addWidget(widget)
         paging = QHBoxLayout()
         paging.addWidget(self.prev_button)
@@ -144,6 +165,7 @@ class HistoryPage(QWidget):
         self.status_box.setCurrentIndex(0)
         self.trigger_box.setCurrentIndex(0)
         self.time_box.setCurrentIndex(0)
+        self.custom_range.setVisible(False)
         self.search_edit.clear()
         for box in (self.status_box, self.trigger_box, self.time_box, self.search_edit):
             box.blockSignals(False)
@@ -153,13 +175,36 @@ class HistoryPage(QWidget):
         self._show_scope()
         self._go(self.state.filters)
 
+    def _time_range_changed(self) -> None:
+        custom = self.time_box.currentData() == CUSTOM_RANGE
+        if custom and self.custom_range.isHidden():
+            # Start from the last 24 hours, to the minute after now (so now is in it).
+            until = QDateTime.currentDateTime().addSecs(60)
+            for edit, value in ((self.from_edit, until.addDays(-1)), (self.until_edit, until)):
+                edit.blockSignals(True)
+                edit.setDateTime(value)
+                edit.blockSignals(False)
+        self.custom_range.setVisible(custom)
+        self._apply_widgets()
+
+    def _time_range(self) -> tuple[float | None, float | None]:
+        span = self.time_box.currentData()
+        if span != CUSTOM_RANGE:
+            return (None if span is None else time.time() - span), None
+        return (float(self.from_edit.dateTime().toSecsSinceEpoch()),
+                float(self.until_edit.dateTime().toSecsSinceEpoch()))
+
     def _apply_widgets(self) -> None:
         self._search_timer.stop()
-        span = self.time_box.currentData()
+        since, until = self._time_range()
+        if since is not None and until is not None and since >= until:
+            self.message.show_error_text("The time range ends before it starts: "
+                                         "set “to” later than “from”.")
+            return
         self._go(self.state.refine(
             search=self.search_edit.text().strip() or None,
             status=self.status_box.currentData(), source=self.trigger_box.currentData(),
-            since=None if span is None else time.time() - span))
+            since=since, until=until))
 
     def _show_scope(self) -> None:
         f = self.state.filters

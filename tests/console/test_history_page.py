@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QDateTime
 from pytestqt.qtbot import QtBot
 
 from console_app.client.connection import HubConnection
 from console_app.client.history import HistoryFilters
-from console_app.pages.history import HistoryPage
+from console_app.pages.history import CUSTOM_RANGE, HistoryPage
 from console_app.session import HubSession
 from shared.errors import JobFailed
 
@@ -94,6 +95,38 @@ def test_search_status_and_trigger_filters(qtbot: QtBot, page: HistoryPage,
     with qtbot.waitSignal(page.sig_loaded, timeout=10000):
         page.time_box.setCurrentIndex(1)  # last hour
     assert page.state.filters.since is not None
+
+
+def test_a_custom_time_range(qtbot: QtBot, page: HistoryPage,
+                             connection: HubConnection) -> None:
+    name = save_job(connection, "return 1")
+    call(connection, name, {})
+    wait_recorded(qtbot, connection, name, 1)
+    load(qtbot, page, {"job": name})
+    assert page.custom_range.isHidden()
+    with qtbot.waitSignal(page.sig_loaded, timeout=10000):
+        page.time_box.setCurrentIndex(page.time_box.findData(CUSTOM_RANGE))
+    assert not page.custom_range.isHidden()
+    first = page.state.filters
+    assert first.since is not None and first.until is not None
+    assert first.until - first.since == 86400  # the last day, to the minute after now
+    assert page.model.rowCount() == 1
+    # An end before the start is refused in words; the rows stay as they were.
+    page.from_edit.setDateTime(page.until_edit.dateTime().addSecs(3600))
+    qtbot.waitUntil(lambda: page.message.kind == "error", timeout=5000)
+    assert "ends before it starts" in page.message.text()
+    assert page.state.filters == first and page.model.rowCount() == 1
+    # Both fields changed in a row are one query: the day before yesterday has no runs.
+    now = QDateTime.currentDateTime()
+    with qtbot.waitSignal(page.sig_loaded, timeout=10000):
+        page.from_edit.setDateTime(now.addDays(-2))
+        page.until_edit.setDateTime(now.addDays(-1))
+    assert page.model.rowCount() == 0 and page.message.kind == ""
+    until = page.state.filters.until
+    assert until is not None and abs(until - now.addDays(-1).toSecsSinceEpoch()) < 60
+    load(qtbot, page, {"job": name})  # a new scope starts from "any time" again
+    assert page.custom_range.isHidden() and page.state.filters.since is None
+    assert page.state.filters.until is None and page.model.rowCount() == 1
 
 
 def test_paging_through_runs(qtbot: QtBot, page: HistoryPage,
