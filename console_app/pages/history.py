@@ -180,7 +180,7 @@ class HistoryPage(QWidget):
         if custom and self.custom_range.isHidden():
             # Start from the last 24 hours, to the minute after now (so now is in it).
             until = QDateTime.currentDateTime().addSecs(60)
-            for edit, value in ((self.from_edit, until.addDays(-1)), (self.until_edit, until)):
+            for edit, value in ((self.from_edit, until.addSecs(-86400)), (self.until_edit, until)):
                 edit.blockSignals(True)
                 edit.setDateTime(value)
                 edit.blockSignals(False)

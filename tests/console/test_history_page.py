@@ -109,7 +109,7 @@ def test_a_custom_time_range(qtbot: QtBot, page: HistoryPage,
     assert not page.custom_range.isHidden()
     first = page.state.filters
     assert first.since is not None and first.until is not None
-    assert first.until - first.since == 86400  # the last day, to the minute after now
+    assert first.until - first.since == 86400  # the last 24 hours, to the minute after now
     assert page.model.rowCount() == 1
     # An end before the start is refused in words; the rows stay as they were.
     page.from_edit.setDateTime(page.until_edit.dateTime().addSecs(3600))
