@@ -34,7 +34,7 @@ log = logging.getLogger("webhub.history")
 BATCH = 200
 RETRY_S = 2.0
 # Under load a run reaches history up to this much later, and the writer's CPU per
-# small run halves (one commit and one rollup update for several runs).
+# small run drops by about a third (one commit and one rollup update for several runs).
 GATHER_S = 0.025
 
 
@@ -67,6 +67,10 @@ class Recorder:
                 log.error("run %s could not be recorded: history queue full and spool "
                           "not writable (%s)", record.job_id, exc.strerror or exc)
 
+    def queued(self) -> int:
+        """Records waiting for the writer to take them."""
+        return self._queue.qsize()
+
     def spooled(self) -> int:
         """Records waiting in the spool file."""
         with self._spool_lock:
@@ -77,13 +81,13 @@ class Recorder:
                 return 0
 
     def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until everything queued so far is in the store (True) or spooled (False
-        when the store is down). For tests and shutdown."""
+        """Wait until everything queued so far is in the store (True), or spooled or
+        still waiting after ``timeout`` (False). For tests and shutdown."""
         with self._idle:
             # Counts every record from its put to its settling, so a record the writer
             # has taken but not yet written is waited for too.
-            self._idle.wait_for(lambda: self._queue.unfinished_tasks == 0, timeout)
-        return not self.store_down and self.spooled() == 0
+            settled = self._idle.wait_for(lambda: self._queue.unfinished_tasks == 0, timeout)
+        return settled and not self.store_down and self.spooled() == 0
 
     def close(self, timeout: float = 10.0) -> None:
         """Write what is queued (to the store, or else the spool) and stop."""
@@ -99,7 +103,7 @@ class Recorder:
             except queue.Empty:
                 self._settle([], taken=0)  # nothing new: just retry the spool
                 continue
-            if (first is not None and not self.store_down
+            if (first is not None and not self.store_down and self._queue.qsize() < BATCH - 1
                     and time.monotonic() - self._last_write < self.gather_s):
                 time.sleep(self.gather_s)  # busy: let the next runs join this write
             batch, stop = self._take_batch(first)

@@ -4,7 +4,8 @@ the writer holds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,13 @@ def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Counted
         store.close()
 
 
+def wait_until(condition: Callable[[], bool], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
 def stored_ids(counted: Counted) -> set[str]:
     return {r.job_id for r in counted.store.search(HistoryQuery(limit=100))}
 
@@ -67,7 +75,7 @@ def test_an_idle_writer_writes_a_record_at_once(counted: Counted, tmp_path: Path
 
 def test_a_busy_writer_writes_what_arrives_together_at_once(counted: Counted,
                                                             tmp_path: Path) -> None:
-    recorder = busy_recorder(counted, tmp_path, gather_s=0.3)
+    recorder = busy_recorder(counted, tmp_path, gather_s=2)
     try:
         for i in range(5):
             recorder.record(run(f"r{i}"))
@@ -85,6 +93,8 @@ def test_flush_waits_for_a_record_the_writer_is_holding(counted: Counted,
         recorder.record(run("held"))
         # The writer takes the record at once and then waits: the queue is empty,
         # but the record is not written yet.
+        wait_until(lambda: recorder.queued() == 0)
+        assert counted.writes == [1]
         assert recorder.flush()
         assert stored_ids(counted) == {"first", "held"}
     finally:
