@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import QDateTime, QItemSelection, QTime, QTimer, Signal
+from PySide6.QtCore import QDateTime, QItemSelection, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDateTimeEdit,
@@ -62,8 +62,14 @@ def _combo(first: str, items: list[tuple[str, Any]]) -> QComboBox:
 
 
 def _minute_of(edit: QDateTimeEdit) -> float:
-    """The field's time in epoch seconds, to the minute it shows."""
+    """The field's time in epoch seconds, to the minute it shows (it hides seconds)."""
     return float(edit.dateTime().toSecsSinceEpoch() // 60 * 60)
+
+
+def _range_problem(since: float | None, until: float | None) -> str | None:
+    if since is not None and until is not None and since >= until:
+        return "The time range ends before it starts: set “to” later than “from”."
+    return None
 
 
 def _time_edit() -> QDateTimeEdit:
@@ -184,10 +190,8 @@ class HistoryPage(QWidget):
     def _time_range_changed(self) -> None:
         custom = self.time_box.currentData() == CUSTOM_RANGE
         if custom and self.custom_range.isHidden():
-            # Start from the last 24 hours, to the start of the next minute (so now is
-            # in it). Whole minutes: the fields do not show seconds, so none may hide there.
-            now = QDateTime.currentDateTime()
-            until = QDateTime(now.date(), QTime(now.time().hour(), now.time().minute())).addSecs(60)
+            # Start from the last 24 hours, to the next minute (so now is in it).
+            until = QDateTime.currentDateTime().addSecs(60)
             for edit, value in ((self.from_edit, until.addSecs(-86400)), (self.until_edit, until)):
                 edit.blockSignals(True)
                 edit.setDateTime(value)
@@ -201,19 +205,13 @@ class HistoryPage(QWidget):
             return (None if span is None else time.time() - span), None
         return _minute_of(self.from_edit), _minute_of(self.until_edit)
 
-    def _range_problem(self) -> str | None:
-        since, until = self._time_range()
-        if since is not None and until is not None and since >= until:
-            return "The time range ends before it starts: set “to” later than “from”."
-        return None
-
     def _apply_widgets(self) -> None:
         self._search_timer.stop()
-        problem = self._range_problem()
+        since, until = self._time_range()
+        problem = _range_problem(since, until)
         if problem is not None:  # the rows of the last good range stay
             self.message.show_error_text(problem)
             return
-        since, until = self._time_range()
         self._go(self.state.refine(
             search=self.search_edit.text().strip() or None,
             status=self.status_box.currentData(), source=self.trigger_box.currentData(),
@@ -234,9 +232,8 @@ class HistoryPage(QWidget):
             self.refresh()
 
     def refresh(self) -> None:
-        span = self.time_box.currentData()
-        if span not in (None, CUSTOM_RANGE):  # "the last hour" is the last hour from now
-            self.state.filters = replace(self.state.filters, since=time.time() - span)
+        if self.time_box.currentData() != CUSTOM_RANGE:  # "the last hour" from now
+            self.state.filters = replace(self.state.filters, since=self._time_range()[0])
         self._go(self.state.filters)
 
     def _go(self, filters: HistoryFilters | None) -> None:
@@ -248,7 +245,7 @@ class HistoryPage(QWidget):
                                call.wrap(self._failed))
 
     def _loaded(self, page: RunPage) -> None:
-        problem = self._range_problem()  # still true of the fields after any load
+        problem = _range_problem(*self._time_range())  # the fields may still be wrong
         if problem is None:
             self.message.clear_message()
         else:

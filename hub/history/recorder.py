@@ -90,7 +90,9 @@ class Recorder:
         return settled and not self.store_down and self.spooled() == 0
 
     def close(self, timeout: float = 10.0) -> None:
-        """Write what is queued (to the store, or else the spool) and stop."""
+        """Write what is queued (to the store, or else the spool) and stop; once."""
+        if not self._thread.is_alive():
+            return
         self._queue.put(None)
         self._thread.join(timeout)
 
@@ -103,14 +105,18 @@ class Recorder:
             except queue.Empty:
                 self._settle([], taken=0)  # nothing new: just retry the spool
                 continue
-            if (first is not None and not self.store_down and self._queue.qsize() < BATCH - 1
-                    and time.monotonic() - self._last_write < self.gather_s):
-                time.sleep(self.gather_s)  # busy: let the next runs join this write
+            if first is not None and self._busy():
+                time.sleep(self.gather_s)  # let the next runs join this write
             batch, stop = self._take_batch(first)
             self._settle(batch, taken=len(batch) + stop)
             self._last_write = time.monotonic()
             if stop:
                 return
+
+    def _busy(self) -> bool:
+        """Wrote a moment ago, to a store that answers, and no full batch is waiting."""
+        return (not self.store_down and self._queue.qsize() < BATCH - 1
+                and time.monotonic() - self._last_write < self.gather_s)
 
     def _take_batch(self, first: RunRecord | None) -> tuple[list[RunRecord], bool]:
         batch: list[RunRecord] = []

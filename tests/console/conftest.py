@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
+from pytestqt.qtbot import QtBot
 
 from console_app.client.connection import HubConnection
 from console_app.session import HubSession
@@ -74,6 +75,17 @@ def tasks(qtbot: object) -> Iterator[TaskManager]:
 @pytest.fixture
 def session(connection: HubConnection, tasks: TaskManager) -> HubSession:
     return HubSession(connection, tasks)
+
+
+def ended_runs(conn: HubConnection, job: str) -> int:
+    """How many of ``job``'s runs history holds as ended."""
+    runs = conn.get("/api/webjobs/history", job=job, limit=500)["runs"]
+    return len([r for r in runs if r["outcome"] != "running"])
+
+
+def wait_recorded(qtbot: QtBot, conn: HubConnection, job: str, count: int) -> None:
+    """History is written in the background: wait until ``count`` runs have ended."""
+    qtbot.waitUntil(lambda: ended_runs(conn, job) >= count, timeout=10000)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from console_app.client.history import HistoryFilters
 from console_app.pages.history import CUSTOM_RANGE, HistoryPage
 from console_app.session import HubSession
 from shared.errors import JobFailed
+from tests.console.conftest import wait_recorded
 
 API = "/api/webjobs"
 JSON = {"Accept": "application/json"}
@@ -35,14 +36,6 @@ def save_job(conn: HubConnection, code: str) -> str:
 
 def call(conn: HubConnection, name: str, params: dict[str, Any]) -> Any:
     return conn.call("POST", f"{API}/{name}", json=params, headers=JSON)
-
-
-def wait_recorded(qtbot: QtBot, conn: HubConnection, job: str, count: int) -> None:
-    """History is written in the background: wait until ``count`` runs have ended."""
-    def ended() -> bool:
-        runs = conn.get(f"{API}/history", job=job)["runs"]
-        return len([r for r in runs if r["outcome"] != "running"]) >= count
-    qtbot.waitUntil(ended, timeout=10000)
 
 
 def load(qtbot: QtBot, page: HistoryPage, filters: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ from console_app.run.params import remembered_params
 from console_app.session import HubSession
 from console_app.tasks import TaskManager
 from shared.errors import JobFailed
-from tests.console.conftest import CONSOLE_JOBS
+from tests.console.conftest import CONSOLE_JOBS, ended_runs, wait_recorded
 from tests.hub.conftest import REPO
 
 pytestmark = pytest.mark.usefixtures("private_settings")
@@ -84,11 +84,6 @@ def test_list_shows_shipped_jobs_with_badges_and_the_store(page: ManagePage) -> 
     page.grab()  # the badge delegate paints without complaint
 
 
-def _ended_runs(conn: HubConnection, job: str) -> int:
-    runs = conn.get("/api/webjobs/history", job=job, limit=500)["runs"]
-    return len([r for r in runs if r["outcome"] != "running"])
-
-
 def test_each_filter_and_the_search(qtbot: QtBot, page: ManagePage) -> None:
     page.filter_boxes["public"].setChecked(True)
     assert "public_ping" in _visible(page) and "vacancies" not in _visible(page)
@@ -103,11 +98,10 @@ def test_each_filter_and_the_search(qtbot: QtBot, page: ManagePage) -> None:
     assert _visible(page) == {"report"}
     page.search.clear()
     conn = page.session.conn
-    failures_before = _ended_runs(conn, "public_fail")
+    failures_before = ended_runs(conn, "public_fail")
     with pytest.raises(JobFailed):
         conn.post("/api/webjobs/public_fail", json={})
-    # History is written in the background: the last-run column reads it.
-    qtbot.waitUntil(lambda: _ended_runs(conn, "public_fail") > failures_before, timeout=10000)
+    wait_recorded(qtbot, conn, "public_fail", failures_before + 1)  # the last-run column reads it
     with qtbot.waitSignal(page.sig_loaded, timeout=10000):
         page.refresh()
     page.filter_boxes["failed"].setChecked(True)

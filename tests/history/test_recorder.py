@@ -4,7 +4,6 @@ the writer holds."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,9 @@ from hub.history.record import RunRecord
 from hub.history.recorder import Recorder
 from hub.history.sqlstore import SqlHistoryStore
 from tests.history.conftest import run
+from tests.hub.test_faults import wait_until
+
+MakeRecorder = Callable[[float], Recorder]
 
 
 @dataclass
@@ -44,65 +46,64 @@ def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Counted
         store.close()
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.005)
-
-
 def stored_ids(counted: Counted) -> set[str]:
     return {r.job_id for r in counted.store.search(HistoryQuery(limit=100))}
 
 
-def busy_recorder(counted: Counted, tmp_path: Path, gather_s: float) -> Recorder:
-    """A recorder that has just written a record, so the next ones are gathered."""
-    recorder = Recorder(counted.store, tmp_path / "spool.jsonl", gather_s=gather_s)
+@pytest.fixture()
+def make_recorder(counted: Counted, tmp_path: Path) -> Iterator[MakeRecorder]:
+    """Recorders on the counted store, each closed at the end of the test."""
+    made: list[Recorder] = []
+
+    def make(gather_s: float) -> Recorder:
+        made.append(Recorder(counted.store, tmp_path / "spool.jsonl", gather_s=gather_s))
+        return made[-1]
+
+    yield make
+    for recorder in made:
+        recorder.close()
+
+
+def busy(recorder: Recorder) -> Recorder:
+    """``recorder`` after writing one record, so that the next ones are gathered."""
     recorder.record(run("first"))
     assert recorder.flush()
     return recorder
 
 
-def test_an_idle_writer_writes_a_record_at_once(counted: Counted, tmp_path: Path) -> None:
-    recorder = Recorder(counted.store, tmp_path / "spool.jsonl", gather_s=60)
-    try:
-        recorder.record(run("alone"))
-        recorder.flush(timeout=5)  # a gathering writer would still be asleep
-        assert stored_ids(counted) == {"alone"}
-    finally:
-        recorder.close()
+def test_an_idle_writer_writes_a_record_at_once(counted: Counted,
+                                                make_recorder: MakeRecorder) -> None:
+    recorder = make_recorder(60)
+    recorder.record(run("alone"))
+    recorder.flush(timeout=5)  # a gathering writer would still be asleep
+    assert stored_ids(counted) == {"alone"}
 
 
-def test_a_busy_writer_writes_what_arrives_together_at_once(counted: Counted,
-                                                            tmp_path: Path) -> None:
-    recorder = busy_recorder(counted, tmp_path, gather_s=2)
-    try:
-        for i in range(5):
-            recorder.record(run(f"r{i}"))
-        assert recorder.flush()
-        assert counted.writes == [1, 5]
-        assert stored_ids(counted) == {"first"} | {f"r{i}" for i in range(5)}
-    finally:
-        recorder.close()
+def test_a_busy_writer_writes_what_arrives_together_at_once(
+        counted: Counted, make_recorder: MakeRecorder) -> None:
+    recorder = busy(make_recorder(2))
+    for i in range(5):
+        recorder.record(run(f"r{i}"))
+    assert recorder.flush()
+    assert counted.writes == [1, 5]
+    assert stored_ids(counted) == {"first"} | {f"r{i}" for i in range(5)}
 
 
-def test_flush_waits_for_a_record_the_writer_is_holding(counted: Counted,
-                                                        tmp_path: Path) -> None:
-    recorder = busy_recorder(counted, tmp_path, gather_s=0.3)
-    try:
-        recorder.record(run("held"))
-        # The writer takes the record at once and then waits: the queue is empty,
-        # but the record is not written yet.
-        wait_until(lambda: recorder.queued() == 0)
-        assert counted.writes == [1]
-        assert recorder.flush()
-        assert stored_ids(counted) == {"first", "held"}
-    finally:
-        recorder.close()
+def test_flush_waits_for_a_record_the_writer_is_holding(
+        counted: Counted, make_recorder: MakeRecorder) -> None:
+    recorder = busy(make_recorder(0.3))
+    recorder.record(run("held"))
+    # The writer takes the record at once and then waits: the queue is empty,
+    # but the record is not written yet.
+    wait_until(lambda: recorder.queued() == 0)
+    assert counted.writes == [1]
+    assert recorder.flush()
+    assert stored_ids(counted) == {"first", "held"}
 
 
-def test_close_writes_what_is_gathered(counted: Counted, tmp_path: Path) -> None:
-    recorder = busy_recorder(counted, tmp_path, gather_s=0.3)
+def test_close_writes_what_is_gathered(counted: Counted, make_recorder: MakeRecorder,
+                                       tmp_path: Path) -> None:
+    recorder = busy(make_recorder(0.3))
     recorder.record(run("last"))
     recorder.close()
     assert stored_ids(counted) == {"first", "last"}
