@@ -1,0 +1,72 @@
+"""Text that UTF-8 can carry, and JSON whose shape the hub can afford.
+
+JSON and JavaScript strings are UTF-16: ``"\\ud800"`` is valid JSON text and a valid
+JavaScript string, but no UTF-8 encoder takes a lone surrogate. Everything the hub
+writes — the worker protocol, history, the spool, the log, NDJSON — is UTF-8, so
+text from outside (a request body, a job's output) passes :func:`clean_text` or
+:func:`clean_json` first: a surrogate pair becomes the character it stands for, a
+lone surrogate becomes U+FFFD. Nothing else changes, and text that is already
+clean is returned as it is (the common case costs one encode).
+
+:func:`nesting_depth` measures a parsed JSON value without recursion, so a
+request nested thousands deep is refused at the door instead of overflowing a
+recursive encoder later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["REPLACEMENT", "clean_json", "clean_text", "nesting_depth"]
+
+REPLACEMENT = "\ufffd"
+
+
+def clean_text(text: str) -> str:
+    """``text`` with surrogate pairs joined and lone surrogates as U+FFFD."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # UTF-16 with surrogatepass keeps every code unit; decoding it back joins a
+        # high+low pair into its character and replaces each lone one.
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def clean_json(value: Any) -> Any:
+    """A JSON value (dicts, lists, scalars) with every key and string cleaned.
+
+    What needed no cleaning is returned as it is (the same object), so the common
+    case allocates nothing. It recurses: callers bound the depth first (the door
+    refuses deep requests; a parsed job output is as deep as ``json`` allowed)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        items = [clean_json(v) for v in value]
+        changed = any(a is not b for a, b in zip(value, items, strict=True))
+        return items if changed else value
+    if isinstance(value, dict):
+        pairs = [(clean_json(k), clean_json(v)) for k, v in value.items()]
+        changed = any(k is not k2 or v is not v2
+                      for (k, v), (k2, v2) in zip(value.items(), pairs, strict=True))
+        return dict(pairs) if changed else value
+    return value
+
+
+def nesting_depth(value: Any) -> int:
+    """How deep a JSON value nests (a scalar is 0, ``[]`` and ``{}`` are 1)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in children)
+    return deepest

@@ -1,0 +1,60 @@
+"""shared.text: every string the hub writes can be encoded as UTF-8."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shared.text import REPLACEMENT, clean_json, clean_text, nesting_depth
+
+# Every code point, lone surrogates included (hypothesis leaves out Cs by default).
+ANY_TEXT = st.text(alphabet=st.characters(codec=None, exclude_categories=()))
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(ANY_TEXT, inner, max_size=4),
+    max_leaves=20)
+
+
+def test_a_lone_surrogate_becomes_the_replacement_character() -> None:
+    assert clean_text("x\ud800y") == f"x{REPLACEMENT}y"
+    assert clean_text("\udfff") == REPLACEMENT
+    assert clean_text("😀😀"[:3]) == "😀😀"[:3]  # Python's str is code points: no cut pair
+
+
+def test_a_surrogate_pair_becomes_its_character() -> None:
+    assert clean_text("\ud83d\ude00") == "😀"
+
+
+def test_clean_text_is_returned_as_it_is() -> None:
+    text = "café ☕"
+    assert clean_text(text) is text
+
+
+@given(ANY_TEXT)
+def test_cleaned_text_always_encodes(text: str) -> None:
+    cleaned = clean_text(text)
+    cleaned.encode("utf-8")
+    assert len(cleaned) <= len(text)
+
+
+@given(JSON_VALUES)
+def test_cleaned_json_always_encodes(value: object) -> None:
+    json.dumps(clean_json(value), ensure_ascii=False).encode("utf-8")
+
+
+def test_clean_json_keeps_what_needs_nothing() -> None:
+    value = {"a": ["b", {"c": 1}], "d": None}
+    assert clean_json(value) is value
+    assert clean_json({"k\ud800": ["\udc00"]}) == {f"k{REPLACEMENT}": [REPLACEMENT]}
+
+
+def test_nesting_depth_needs_no_recursion() -> None:
+    assert nesting_depth(1) == 0
+    assert nesting_depth([]) == 1
+    assert nesting_depth({"a": [1, {"b": []}]}) == 4
+    deep: object = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert nesting_depth(deep) == 100_001
