@@ -56,8 +56,8 @@ def test_v8_may_still_compile() -> None:
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd is not installed")
-    # systemd-analyze counts exposure in tenths: 35 is "3.5", the old unit rated 8.7.
 def test_systemd_rates_the_unit_exposure_at_most_3_5() -> None:
+    # systemd-analyze counts exposure in tenths: 35 is "3.5", the old unit rated 8.7.
     done = subprocess.run(["systemd-analyze", "security", "--offline=yes", "--threshold=35",
                            str(UNIT)], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
