@@ -22,8 +22,10 @@ from typing import TypeAlias
 from shared.errors import BadRequest, TooManyRequests
 
 __all__ = [
+    "Allowance",
     "Network",
     "RateLimiter",
+    "SignInAttempt",
     "SignInThrottle",
     "client_address",
     "equal_secrets",
@@ -175,21 +177,122 @@ class RateLimiter:
 # --- sign-in throttling ----------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Allowance:
+    """Failures one key gets within the window: ``free`` cost nothing, then each check
+    is slowed, and at ``lock_after`` the key is locked (``lock_after <= 0`` never locks)."""
+
+    free: int
+    lock_after: int
+
+
+# One address guessing one name: the usual attacker. It is stopped by its own lock, which
+# leaves the owner free to sign in from anywhere else.
+PAIR_ALLOWANCE = Allowance(free=3, lock_after=10)
+# One address trying many names (password spraying).
+ADDRESS_ALLOWANCE = Allowance(free=10, lock_after=30)
+# One name guessed from many addresses. A single address adds at most its pair's ten
+# failures before its own lock refuses it, so this slows the name from 3 addresses on and
+# locks it from everywhere only once 10 or more addresses have guessed.
+NAME_ALLOWANCE = Allowance(free=20, lock_after=100)
+
+
 @dataclass
 class _Failures:
     times: deque[float]
     locked_until: float = -math.inf
+    locked_by: int = 0  # the attempt that set the lock, so withdrawing it lifts the lock
+
+
+@dataclass(frozen=True)
+class SignInAttempt:
+    """One password check, counted as a failure until it is known to have succeeded."""
+
+    keys: tuple[str, str, str]  # (pair, address, name), as the tables key them
+    at: float
+    serial: int
+    delay: float  # seconds to wait before checking the password
+
+
+class _FailureTable:
+    """Recent failures per key, bounded in memory; not locked itself (the throttle is)."""
+
+    def __init__(self, allowance: Allowance, max_keys: int) -> None:
+        self.allowance = allowance
+        self._max_keys = max_keys
+        # Enough history to reach the lock and the delay cap; more would change nothing.
+        self._history = max(allowance.lock_after, allowance.free + 4, 1)
+        # Ordered by most recent failure, oldest first.
+        self._records: OrderedDict[str, _Failures] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def locked_for(self, key: str, now: float) -> float:
+        """Seconds until ``key``'s lock ends; 0 when it is not locked."""
+        record = self._records.get(key)
+        return max(0.0, record.locked_until - now) if record is not None else 0.0
+
+    def count(self, key: str, now: float, window: float) -> int:
+        record = self._records.get(key)
+        return _prune(record, now - window) if record is not None else 0
+
+    def add(self, key: str, now: float, window: float, lock: tuple[float, int]) -> None:
+        """One more failure at ``now``; ``lock`` is (lock seconds, the attempt's serial)."""
+        record = self._records.get(key)
+        if record is None:
+            while len(self._records) >= self._max_keys:
+                self._records.popitem(last=False)
+            record = self._records[key] = _Failures(deque(maxlen=self._history))
+        _prune(record, now - window)
+        record.times.append(now)
+        self._records.move_to_end(key)
+        if 0 < self.allowance.lock_after <= len(record.times):
+            record.locked_until, record.locked_by = now + lock[0], lock[1]
+
+    def withdraw(self, key: str, at: float, serial: int) -> None:
+        """Take back one failure counted at ``at`` (and the lock it set, if it did)."""
+        record = self._records.get(key)
+        if record is None:
+            return
+        if at in record.times:
+            record.times.remove(at)
+        if record.locked_by == serial:
+            record.locked_until, record.locked_by = -math.inf, 0
+
+    def clear(self, key: str) -> None:
+        self._records.pop(key, None)
+
+    def forget_idle(self, now: float, window: float) -> None:
+        # Front = oldest last failure; a record is idle once out of the window and unlocked.
+        while self._records:
+            record = next(iter(self._records.values()))
+            idle = not record.times or record.times[-1] <= now - window
+            if not idle or now < record.locked_until:
+                return
+            self._records.popitem(last=False)
+
+
+def _prune(record: _Failures, horizon: float) -> int:
+    """Drop failures at or before ``horizon``; how many remain."""
+    while record.times and record.times[0] <= horizon:
+        record.times.popleft()
+    return len(record.times)
 
 
 class SignInThrottle:
-    """Slows, then locks, password guessing per account name and per client address.
+    """Slows, then locks, password guessing per (name, address) pair, per address and
+    per name, each with its own :class:`Allowance` within ``window_seconds``.
 
-    Within ``window_seconds``, the first ``free_failures`` failures cost nothing; after
-    that each check waits 0.5 s, doubling per further failure up to 4 s. Once either the
-    name or the address reaches ``lock_after`` failures it is locked for ``lock_seconds``
-    from its last failure (``lock_after <= 0`` never locks). A success clears the name
-    only: clearing the address would let one valid account reset an attacker's count.
-    Names are compared case-insensitively.
+    :meth:`attempt` is called BEFORE the password is checked and counts the attempt as a
+    failure at once, in the same critical section as the lock check: parallel guesses
+    each see the ones before them, so no more are checked than the allowance lets
+    through. A delay starts at 0.5 s past a key's free failures, doubling per further
+    failure up to 4 s (the largest of the three keys' delays applies). A key that
+    reaches its ``lock_after`` is locked for ``lock_seconds`` from that failure.
+    :meth:`succeeded` clears the pair and takes back the attempt from the address and
+    the name, whose other failures stay: clearing them would let one valid account
+    reset an attacker's count. Names are compared case-insensitively.
     """
 
     MAX_DELAY = 4.0
@@ -198,98 +301,70 @@ class SignInThrottle:
     def __init__(
         self,
         clock: Callable[[], float] = time.monotonic,
-        free_failures: int = 3,
-        lock_after: int = 10,
+        *,
+        per_pair: Allowance = PAIR_ALLOWANCE,
+        per_address: Allowance = ADDRESS_ALLOWANCE,
+        per_name: Allowance = NAME_ALLOWANCE,
         lock_seconds: float = 900,
         window_seconds: float = 900,
-        *,
         max_keys: int = DEFAULT_MAX_KEYS,
     ) -> None:
         self._clock = clock
-        self.free_failures = free_failures
-        self.lock_after = lock_after
         self.lock_seconds = lock_seconds
         self.window_seconds = window_seconds
-        self._max_keys = max(1, max_keys)
-        # Enough history to reach the lock and the delay cap; more would change nothing.
-        self._history = max(lock_after, free_failures + 4, 1)
-        # Ordered by most recent failure, oldest first.
-        self._names: OrderedDict[str, _Failures] = OrderedDict()
-        self._addresses: OrderedDict[str, _Failures] = OrderedDict()
+        keys = max(1, max_keys)
+        self._tables = (_FailureTable(per_pair, keys), _FailureTable(per_address, keys),
+                        _FailureTable(per_name, keys))
+        self._serial = 0
         self._lock = threading.Lock()
 
-    def tracked(self) -> tuple[int, int]:
-        """How many (names, addresses) are tracked (for tests and metrics)."""
-        return len(self._names), len(self._addresses)
+    def tracked(self) -> tuple[int, int, int]:
+        """How many (pairs, addresses, names) are tracked (for tests and metrics)."""
+        pairs, addresses, names = self._tables
+        return len(pairs), len(addresses), len(names)
 
-    def check(self, name: str, address: str) -> float:
-        """Seconds to wait before checking the password, or ``TooManyRequests`` if locked."""
+    def attempt(self, name: str, address: str) -> SignInAttempt:
+        """Count one password check as a failure, or raise ``TooManyRequests`` if the
+        pair, the address or the name is locked (then nothing is counted)."""
+        folded = name.casefold()
+        keys = (f"{folded}\n{address}", address, folded)
         with self._lock:
-            now = self._clock()
-            counts: list[int] = []
-            for table, key in ((self._names, name.casefold()), (self._addresses, address)):
-                self._forget_idle(table, now)
-                record = table.get(key)
-                if record is None:
-                    counts.append(0)
-                    continue
-                if now < record.locked_until:
-                    wait = _retry_after(record.locked_until - now)
-                    raise TooManyRequests(
-                        f"Too many failed sign-ins; try again in {wait} s", retry_after=wait
-                    )
-                counts.append(self._prune(record, now))
-            return self._delay(max(counts))
+            now, window = self._clock(), self.window_seconds
+            for table, key in zip(self._tables, keys, strict=True):
+                table.forget_idle(now, window)
+                wait = table.locked_for(key, now)
+                if wait > 0:
+                    seconds = _retry_after(wait)
+                    raise TooManyRequests(f"Too many failed sign-ins; try again in {seconds} s",
+                                          retry_after=seconds)
+            delay = max(self._delay(table.count(key, now, window), table.allowance.free)
+                        for table, key in zip(self._tables, keys, strict=True))
+            self._serial += 1
+            for table, key in zip(self._tables, keys, strict=True):
+                table.add(key, now, window, (self.lock_seconds, self._serial))
+            return SignInAttempt(keys, now, self._serial, delay)
 
-    def failed(self, name: str, address: str) -> None:
-        """Record one failed sign-in against both the name and the address."""
+    def succeeded(self, attempt: SignInAttempt) -> None:
+        """The password was right: forget the pair's failures, and this attempt."""
+        pairs, addresses, names = self._tables
+        pair, address, name = attempt.keys
         with self._lock:
-            now = self._clock()
-            for table, key in ((self._names, name.casefold()), (self._addresses, address)):
-                self._forget_idle(table, now)
-                record = table.get(key)
-                if record is None:
-                    record = self._new_record(table, key)
-                self._prune(record, now)
-                record.times.append(now)
-                table.move_to_end(key)
-                if 0 < self.lock_after <= len(record.times):
-                    record.locked_until = now + self.lock_seconds
+            pairs.clear(pair)
+            addresses.withdraw(address, attempt.at, attempt.serial)
+            names.withdraw(name, attempt.at, attempt.serial)
 
-    def succeeded(self, name: str, address: str) -> None:
-        """A correct password: forget the name's failures (the address's stay)."""
-        del address  # deliberately kept: see the class docstring
+    def withdraw(self, attempt: SignInAttempt) -> None:
+        """The password could not be checked (say the user store is down): the attempt
+        is not a failure."""
         with self._lock:
-            self._names.pop(name.casefold(), None)
+            for table, key in zip(self._tables, attempt.keys, strict=True):
+                table.withdraw(key, attempt.at, attempt.serial)
 
-    def _delay(self, failures: int) -> float:
-        extra = failures - self.free_failures
+    def _delay(self, failures: int, free: int) -> float:
+        extra = failures - free
         if extra < 0:
             return 0.0
         return min(self.MAX_DELAY, self.FIRST_DELAY * 2.0 ** min(extra, 16))
-
-    def _prune(self, record: _Failures, now: float) -> int:
-        """Drop failures older than the window; how many remain."""
-        horizon = now - self.window_seconds
-        while record.times and record.times[0] <= horizon:
-            record.times.popleft()
-        return len(record.times)
-
-    def _new_record(self, table: OrderedDict[str, _Failures], key: str) -> _Failures:
-        while len(table) >= self._max_keys:
-            table.popitem(last=False)
-        record = _Failures(deque(maxlen=self._history))
-        table[key] = record
-        return record
-
-    def _forget_idle(self, table: OrderedDict[str, _Failures], now: float) -> None:
-        # Front = oldest last failure; a record is idle once out of the window and unlocked.
-        while table:
-            record = next(iter(table.values()))
-            idle = not record.times or record.times[-1] <= now - self.window_seconds
-            if not idle or now < record.locked_until:
-                return
-            table.popitem(last=False)
 
 
 def equal_secrets(a: str, b: str) -> bool:

@@ -10,12 +10,12 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from hub.api.deps import address_of, caller_of, hub_of, public_scheme
+from hub.api.deps import address_of, caller_of, hub_of, own_origin, public_scheme
 from hub.api.inbound import media_type, read_body, read_json_object
 from hub.api.login_page import render, safe_next
 from hub.auth import SESSION_COOKIE
 from hub.store.identity import User
-from shared.errors import BadRequest, NotSignedIn, TooManyRequests
+from shared.errors import BadRequest, Forbidden, NotSignedIn, TooManyRequests
 
 router = APIRouter()
 CREDENTIALS_MAX_BYTES = 64 * 1024  # a sign-in or token request: a name, a password, a label
@@ -46,28 +46,48 @@ def _session_cookie(response: Response, request: Request, value: str, max_age: i
                         samesite="lax", secure=public_scheme(request) == "https")
 
 
+def _refuse_cross_site(request: Request) -> None:
+    """Sign-in from another site's page is refused (login CSRF: a hostile page would
+    sign the visitor in as the attacker, and what they then do lands in the attacker's
+    account). A browser says where a post comes from: ``Sec-Fetch-Site`` other than
+    ``same-origin`` (or ``none``, typed by the user) or an ``Origin`` other than the
+    hub's own is refused; ``same-site`` too, since a sibling host may be anyone's. A
+    client that sends neither header is no browser, so no page can drive it."""
+    fetch_site = request.headers.get("sec-fetch-site", "").strip().lower()
+    origin = request.headers.get("origin", "").strip()
+    if fetch_site and fetch_site not in ("same-origin", "none"):
+        raise Forbidden("Cross-site sign-in refused: sign in from the hub's own page")
+    if origin and origin.lower() != own_origin(request).lower():
+        raise Forbidden("Sign-in from another origin refused: sign in from the hub's own page")
+
+
 async def _verified_user(request: Request, name: str, password: str) -> User:
     """The user whose password this is, with every sign-in defence applied: the
-    per-address rate, the per-name/address throttle (its delay, then its lock) and
-    failure counting. Every password check goes through here, so a console asking for
-    a token is throttled exactly like the sign-in page. Raises ``TooManyRequests`` or
-    ``NotSignedIn``."""
+    per-address rate, then the throttle (its lock, its delay), which counts the attempt
+    as a failure BEFORE the password is checked, so parallel guesses cannot all slip
+    past the lock while their hashes run. Every password check goes through here, so a
+    console asking for a token is throttled exactly like the sign-in page. Raises
+    ``TooManyRequests`` or ``NotSignedIn``."""
     hub, address = hub_of(request), address_of(request)
-    hub.sign_in_rate.hit(address)  # a burst of parallel guesses meets this first
-    delay = hub.sign_in.check(name, address)
-    if delay:
-        await asyncio.sleep(delay)  # deliberate: repeated failures slow down
-    # scrypt takes ~50 ms of CPU: off the event loop, so other requests keep flowing.
-    user = await asyncio.to_thread(hub.users.check_password, name, password)
+    hub.sign_in_rate.hit(address)
+    attempt = hub.sign_in.attempt(name, address)
+    try:
+        if attempt.delay:
+            await asyncio.sleep(attempt.delay)  # deliberate: repeated failures slow down
+        # scrypt takes ~50 ms of CPU: off the event loop, so other requests keep flowing.
+        user = await asyncio.to_thread(hub.users.check_password, name, password)
+    except Exception:
+        hub.sign_in.withdraw(attempt)  # the password was never judged
+        raise
     if user is None:
-        hub.sign_in.failed(name, address)
         raise NotSignedIn("Wrong name or password")
-    hub.sign_in.succeeded(name, address)
+    hub.sign_in.succeeded(attempt)
     return user
 
 
 @router.post("/api/auth/login")
 async def login(request: Request) -> Response:
+    _refuse_cross_site(request)
     hub = hub_of(request)
     fields, from_form = await _credentials(request)
     next_path = safe_next(fields.get("next"))
@@ -90,7 +110,9 @@ async def login(request: Request) -> Response:
 async def token(request: Request) -> dict[str, Any]:
     """An API token for a desktop client that signs in with a name and password
     (the Owner console keeps it, so the password is asked for once). JSON only, so a
-    plain HTML form elsewhere cannot post here."""
+    plain HTML form elsewhere cannot post here; a browser that says the post is
+    cross-site is refused as on the sign-in page."""
+    _refuse_cross_site(request)
     ctype = media_type(request)
     if ctype != "application/json":
         raise BadRequest("Send {name, password, label} as application/json")

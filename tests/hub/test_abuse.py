@@ -4,11 +4,16 @@ Pure unit tests: every clock is a fake one, nothing sleeps and no hub is started
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from hub.abuse import (
+    PAIR_ALLOWANCE,
+    Allowance,
     RateLimiter,
     SignInThrottle,
     client_address,
@@ -214,10 +219,12 @@ def test_key_cap_evicts_least_recently_active() -> None:
 
 # --- SignInThrottle --------------------------------------------------------------------------
 
+ANN_AT_HOME, ATTACKER = "198.51.100.1", "203.0.113.7"
+
 
 def locked(throttle: SignInThrottle, name: str, address: str) -> int:
     with pytest.raises(TooManyRequests) as info:
-        throttle.check(name, address)
+        throttle.attempt(name, address)
     err = info.value
     assert err.http_status == 429 and err.code == "SYS-429"
     assert err.message == f"Too many failed sign-ins; try again in {err.retry_after} s"
@@ -225,116 +232,181 @@ def locked(throttle: SignInThrottle, name: str, address: str) -> int:
     return err.retry_after
 
 
+def fail(throttle: SignInThrottle, name: str, address: str, times: int = 1) -> None:
+    """``times`` wrong passwords: an attempt that is never followed by a success."""
+    for _ in range(times):
+        throttle.attempt(name, address)
+
+
+def delay_of(throttle: SignInThrottle, name: str, address: str) -> float:
+    """The delay the next check would get, without counting it."""
+    attempt = throttle.attempt(name, address)
+    throttle.withdraw(attempt)
+    return attempt.delay
+
+
 def test_delays_grow_and_cap_then_lock() -> None:
     clock = FakeClock()
     throttle = SignInThrottle(clock)
     delays = []
     for _ in range(10):
-        delays.append(throttle.check("ann", "203.0.113.7"))
-        throttle.failed("ann", "203.0.113.7")
+        delays.append(throttle.attempt("ann", ATTACKER).delay)
         clock.advance(1)
     assert delays == [0, 0, 0, 0.5, 1, 2, 4, 4, 4, 4]
-    assert locked(throttle, "ann", "203.0.113.7") == 899  # 900 s from the last failure
+    assert locked(throttle, "ann", ATTACKER) == 899  # 900 s from the last failure
 
 
-def test_lock_by_name_from_many_addresses() -> None:
+def test_a_flood_from_one_address_leaves_the_owner_a_way_in() -> None:
     throttle = SignInThrottle(FakeClock())
-    for i in range(10):
-        throttle.failed("Ann", f"203.0.113.{i}")
-    assert locked(throttle, "ANN", "198.51.100.1") == 900  # case-insensitive
-    assert locked(throttle, "ann", "203.0.113.0") == 900
-    assert throttle.check("bob", "198.51.100.1") == 0
-    assert throttle.check("bob", "203.0.113.0") == 0  # each address failed only once
+    for _ in range(50):  # the attacker keeps going; refused tries are not counted
+        with contextlib.suppress(TooManyRequests):
+            throttle.attempt("ann", ATTACKER)
+    assert locked(throttle, "ann", ATTACKER) == 900
+    assert locked(throttle, "ANN", ATTACKER) == 900  # names are case-insensitive
+    owner = throttle.attempt("ann", ANN_AT_HOME)
+    assert owner.delay == 0  # ten failures are far below the name's own allowance
+    throttle.succeeded(owner)
+    assert throttle.attempt("bob", ATTACKER).delay == 0.5  # the address is slowed, not locked
 
 
-def test_lock_by_address_over_many_names() -> None:
+def test_parallel_attempts_never_pass_the_lock() -> None:
+    """Each attempt is counted as it is let through, so 30 at once let ten through."""
     throttle = SignInThrottle(FakeClock())
-    for i in range(10):
-        throttle.failed(f"user{i}", "203.0.113.7")
-    assert locked(throttle, "somebody", "203.0.113.7") == 900
-    assert throttle.check("somebody", "198.51.100.1") == 0
-    assert throttle.check("user1", "198.51.100.1") == 0
+    start = threading.Barrier(30)
+
+    def guess(_: int) -> bool:
+        start.wait()
+        try:
+            throttle.attempt("ann", ATTACKER)
+        except TooManyRequests:
+            return False
+        return True
+
+    with ThreadPoolExecutor(30) as pool:
+        let_through = sum(pool.map(guess, range(30)))
+    assert let_through == PAIR_ALLOWANCE.lock_after == 10
+
+
+def test_a_name_guessed_from_many_addresses_is_slowed_then_locked() -> None:
+    throttle = SignInThrottle(FakeClock())
+    fail(throttle, "ann", "192.0.2.0", 10)
+    fail(throttle, "ann", "192.0.2.1", 9)
+    assert delay_of(throttle, "ann", ANN_AT_HOME) == 0  # 19 failures: within the free ones
+    fail(throttle, "ann", "192.0.2.1", 1)
+    assert delay_of(throttle, "ann", ANN_AT_HOME) == 0.5
+    for i in range(2, 10):
+        fail(throttle, "ann", f"192.0.2.{i}", 10)
+    assert locked(throttle, "ann", ANN_AT_HOME) == 900  # 100 from ten addresses
+    assert throttle.attempt("bob", ANN_AT_HOME).delay == 0
+
+
+def test_an_address_trying_many_names_is_locked() -> None:
+    throttle = SignInThrottle(FakeClock())
+    for i in range(29):
+        fail(throttle, f"user{i}", ATTACKER)
+    assert delay_of(throttle, "somebody", ATTACKER) == 4  # past the address's free ten
+    fail(throttle, "user29", ATTACKER)
+    assert locked(throttle, "somebody", ATTACKER) == 900
+    assert throttle.attempt("somebody", ANN_AT_HOME).delay == 0
+    assert throttle.attempt("user1", ANN_AT_HOME).delay == 0
+
+
+def test_success_clears_the_pair_not_the_address_or_name() -> None:
+    throttle = SignInThrottle(FakeClock())
+    fail(throttle, "ann", ATTACKER, 9)
+    fail(throttle, "carl", ATTACKER, 5)  # the address: 14 failures
+    fail(throttle, "ann", "192.0.2.1", 9)
+    fail(throttle, "ann", "192.0.2.2", 9)  # the name: 27 failures
+    throttle.succeeded(throttle.attempt("ANN", ATTACKER))
+    assert delay_of(throttle, "bob", ATTACKER) == 4  # the address still counts
+    assert delay_of(throttle, "ann", ANN_AT_HOME) == 4  # and so does the name
+    assert delay_of(throttle, "ann", ATTACKER) == 4  # the pair is clear; the rest is not
+    fail(throttle, "ann", ATTACKER, 9)
+    assert throttle.attempt("ann", ATTACKER)  # the cleared pair has ten again
+
+
+def test_the_right_password_on_the_locking_attempt_lifts_its_lock() -> None:
+    throttle = SignInThrottle(FakeClock())
+    fail(throttle, "ann", ATTACKER, 9)
+    throttle.succeeded(throttle.attempt("ann", ATTACKER))  # the tenth, and right
+    assert throttle.attempt("ann", ATTACKER).delay == 0
+    names = SignInThrottle(FakeClock())
+    for i in range(9):
+        fail(names, "ann", f"192.0.2.{i}", 10)
+    fail(names, "ann", "192.0.2.9", 9)
+    names.succeeded(names.attempt("ann", ANN_AT_HOME))  # the hundredth for the name
+    assert names.attempt("ann", ANN_AT_HOME).delay == 4
+
+
+def test_a_withdrawn_attempt_counts_for_nothing() -> None:
+    throttle = SignInThrottle(FakeClock())
+    for _ in range(40):
+        throttle.withdraw(throttle.attempt("ann", ATTACKER))
+    assert throttle.attempt("ann", ATTACKER).delay == 0
 
 
 def test_unlock_after_lock_seconds() -> None:
     clock = FakeClock()
     throttle = SignInThrottle(clock, lock_seconds=300, window_seconds=300)
-    for _ in range(10):
-        throttle.failed("ann", "203.0.113.7")
+    fail(throttle, "ann", ATTACKER, 10)
     clock.advance(299)
-    assert locked(throttle, "ann", "203.0.113.7") == 1
+    assert locked(throttle, "ann", ATTACKER) == 1
     clock.advance(1)
-    assert throttle.check("ann", "203.0.113.7") == 0
-    throttle.failed("ann", "203.0.113.7")
-    assert throttle.check("ann", "203.0.113.7") == 0  # a fresh start
+    assert throttle.attempt("ann", ATTACKER).delay == 0  # a fresh start
+    assert throttle.attempt("ann", ATTACKER).delay == 0
 
 
 def test_lock_shorter_than_window_relocks_on_next_failure() -> None:
     clock = FakeClock()
     throttle = SignInThrottle(clock, lock_seconds=60, window_seconds=900)
-    for _ in range(10):
-        throttle.failed("ann", "203.0.113.7")
+    fail(throttle, "ann", ATTACKER, 10)
     clock.advance(60)
-    assert throttle.check("ann", "203.0.113.7") == 4  # allowed, but still slowed
-    throttle.failed("ann", "203.0.113.7")
-    assert locked(throttle, "ann", "203.0.113.7") == 60
+    assert throttle.attempt("ann", ATTACKER).delay == 4  # allowed, but still slowed
+    assert locked(throttle, "ann", ATTACKER) == 60
 
 
 def test_lock_longer_than_window_holds() -> None:
     clock = FakeClock()
     throttle = SignInThrottle(clock, lock_seconds=3600, window_seconds=60)
-    for _ in range(10):
-        throttle.failed("ann", "203.0.113.7")
+    fail(throttle, "ann", ATTACKER, 10)
     clock.advance(600)  # the failures left the window; the lock has not expired
-    assert locked(throttle, "ann", "198.51.100.1") == 3000
+    assert locked(throttle, "ann", ATTACKER) == 3000
     clock.advance(3000)
-    assert throttle.check("ann", "198.51.100.1") == 0
-
-
-def test_success_clears_name_not_address() -> None:
-    throttle = SignInThrottle(FakeClock())
-    for _ in range(5):
-        throttle.failed("ann", "203.0.113.7")
-    assert throttle.check("ann", "198.51.100.1") == 2
-    throttle.succeeded("ANN", "203.0.113.7")
-    assert throttle.check("ann", "198.51.100.1") == 0
-    assert throttle.check("bob", "203.0.113.7") == 2
-    assert throttle.check("ann", "203.0.113.7") == 2  # the address still counts
+    assert throttle.attempt("ann", ATTACKER).delay == 0
 
 
 def test_failures_leave_the_window() -> None:
     clock = FakeClock()
     throttle = SignInThrottle(clock, window_seconds=900)
     for _ in range(4):
-        throttle.failed("ann", "203.0.113.7")
+        fail(throttle, "ann", ATTACKER)
         clock.advance(100)  # failures at 0, 100, 200, 300; now 400
-    assert throttle.check("ann", "203.0.113.7") == 1
+    assert delay_of(throttle, "ann", ATTACKER) == 1
     clock.advance(500)  # now 900: the failure at 0 has left
-    assert throttle.check("ann", "203.0.113.7") == 0.5
+    assert delay_of(throttle, "ann", ATTACKER) == 0.5
     clock.advance(300)  # now 1200: only the failure at 300 is left
-    assert throttle.check("ann", "203.0.113.7") == 0
+    assert delay_of(throttle, "ann", ATTACKER) == 0
 
 
 def test_lock_after_zero_never_locks() -> None:
-    throttle = SignInThrottle(FakeClock(), lock_after=0)
-    for _ in range(50):
-        throttle.failed("ann", "203.0.113.7")
-    assert throttle.check("ann", "203.0.113.7") == 4
+    never = Allowance(free=3, lock_after=0)
+    throttle = SignInThrottle(FakeClock(), per_pair=never, per_address=never, per_name=never)
+    fail(throttle, "ann", ATTACKER, 150)
+    assert throttle.attempt("ann", ATTACKER).delay == 4
 
 
 def test_sign_in_memory_is_bounded() -> None:
     clock = FakeClock()
     throttle = SignInThrottle(clock, max_keys=100)
     for i in range(500):
-        throttle.failed(f"user{i}", f"10.0.{i // 256}.{i % 256}")
-    assert throttle.tracked() == (100, 100)
-    for _ in range(10):
-        throttle.failed("locked", "203.0.113.7")
+        fail(throttle, f"user{i}", f"10.0.{i // 256}.{i % 256}")
+    assert throttle.tracked() == (100, 100, 100)
+    fail(throttle, "locked", ATTACKER, 10)
     clock.advance(901)
-    throttle.failed("late", "198.51.100.1")
-    assert throttle.tracked() == (1, 1)  # idle and unlocked records are forgotten
-    throttle.check("other", "192.0.2.1")
-    assert throttle.tracked() == (1, 1)
+    fail(throttle, "late", ANN_AT_HOME)
+    assert throttle.tracked() == (1, 1, 1)  # idle and unlocked records are forgotten
+    throttle.withdraw(throttle.attempt("other", "192.0.2.1"))
+    assert throttle.tracked() == (2, 2, 2)  # withdrawn: kept until idle, counting nothing
 
 
 # --- equal_secrets ---------------------------------------------------------------------------

@@ -158,3 +158,22 @@ def test_logout_from_the_hub_page_signs_out(
     context.add_cookies([old_cookie])
     status, body = open_json(page, own_hub.url + JOB_PATH)
     assert status == 401 and body["code"] == "AUTH-SESSION-001", body
+
+
+def test_a_hostile_page_cannot_sign_the_browser_in(
+        context: BrowserContext, page: Page, own_hub: HubProcess) -> None:
+    """Login CSRF: another site's page posts the attacker's own name and password to the
+    hub's sign-in route. Chromium says the post is cross-site; nothing is signed in."""
+    add_user(own_hub, "mallory", "OWNER")
+    hostile = (f'<form method="post" action="{own_hub.url}/api/auth/login">'
+               '<input name="name" value="mallory">'
+               f'<input name="password" value="{PASSWORD}"></form>'
+               '<script>document.forms[0].submit()</script>')
+    context.route("http://attacker.test/**", lambda route: route.fulfill(
+        status=200, content_type="text/html", body=hostile))
+    with page.expect_response(f"{own_hub.url}/api/auth/login") as posted:
+        page.goto("http://attacker.test/")
+    assert posted.value.status == 403, posted.value.headers
+    page.wait_for_url(f"{own_hub.url}/api/auth/login")
+    assert shown_json(page)["code"] == "SYS-403"
+    assert session_cookies(context, own_hub) == []
