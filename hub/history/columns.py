@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hub.history.record import Caller, RunRecord
+from shared.text import clean_text
 
 __all__ = [
     "BOUNDS",
@@ -81,7 +82,18 @@ def _search_text(r: RunRecord, params_json: str) -> str:
 
 
 def flatten(r: RunRecord) -> dict[str, Any]:
-    """The record as one flat row (see the module docstring)."""
+    """The record as one flat row (see the module docstring), every text in it as
+    UTF-8 can carry it: a lone surrogate (valid in JSON and JavaScript, refused by
+    every database driver) is U+FFFD. The JSON columns are cleaned as text, which is
+    the same as cleaning the values in them and costs one check per column."""
+    row = _flat_row(r)
+    for key, value in row.items():
+        if isinstance(value, str):
+            row[key] = clean_text(value)
+    return row
+
+
+def _flat_row(r: RunRecord) -> dict[str, Any]:
     params = json.dumps(r.params, ensure_ascii=False)
     return {
         "job_id": r.job_id, "job_name": r.job_name, "source": r.source,

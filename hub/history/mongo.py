@@ -43,6 +43,7 @@ from hub.history.columns import (
 )
 from hub.history.record import RunRecord
 from shared.errors import BadRequest, InternalError, StoreUnavailable
+from shared.text import clean_text
 
 __all__ = ["DATABASE", "MongoHistoryStore", "open_mongo_history"]
 
@@ -162,7 +163,7 @@ class MongoHistoryStore:
         for name, key in _FILTERS:
             value = getattr(query, name)
             if value is not None:
-                match[key] = value
+                match[key] = clean_text(value) if isinstance(value, str) else value
         started: dict[str, float] = {}
         if query.since is not None:
             started["$gte"] = query.since
@@ -171,7 +172,7 @@ class MongoHistoryStore:
         if started:
             match["started"] = started
         if query.search:
-            match["search_text"] = {"$regex": re.escape(query.search.casefold())}
+            match["search_text"] = {"$regex": re.escape(clean_text(query.search).casefold())}
         limit = max(0, min(query.limit, MAX_PAGE))
         if limit == 0:
             return []

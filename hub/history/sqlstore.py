@@ -53,6 +53,7 @@ from hub.history.record import RunRecord
 from hub.history.sqlschema import BUCKET_COLUMNS, FTS, HOURS, JOBS, RUNS, statements
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx
 from shared.errors import InternalError, StoreUnavailable
+from shared.text import clean_text
 
 __all__ = ["SqlHistoryStore"]
 
@@ -280,9 +281,10 @@ class SqlHistoryStore:
             value = getattr(query, name)
             if value is not None:
                 where.append(clause)
-                params.append(value)
+                params.append(clean_text(value) if isinstance(value, str) else value)
         if query.search:
-            clauses, values = self._search_clauses(query.search)
+            # As stored: a lone surrogate in the term finds the U+FFFD it was kept as.
+            clauses, values = self._search_clauses(clean_text(query.search))
             where += clauses
             params += values
         sql = _SELECT + (f" WHERE {' AND '.join(where)}" if where else "")

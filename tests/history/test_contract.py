@@ -65,6 +65,39 @@ def test_every_field_round_trips(store: HistoryStore) -> None:
     assert store.search(HistoryQuery(job="every_field")) == [record]
 
 
+def surrogate_record(text: str) -> RunRecord:
+    """A run with ``text`` in every text field a request or a job can reach."""
+    return RunRecord(
+        job_id="lone-1", job_name=f"job{text}", source="http",
+        caller=Caller("user", f"id{text}", f"ann{text}", f"staff{text}"), started=NOW - 60,
+        node=f"node{text}", ref=f"ref{text}", outcome="failed", method=f"POST{text}",
+        params={"who": text, f"key{text}": [text, {"deep": f"a{text}b"}]},
+        code=f"JOB-001{text}", message=f"failed {text}", limit=f"cpu{text}",
+        result=f'{{"echo":"{text}"}}', result_type=f"json{text}",
+        result_format=f"application/json{text}",
+        logs=({"level": f"log{text}", "message": f"said {text}", "ms": 1},),
+        calls=({"kind": "http", "url": f"https://example.com/{text}", "ms": 2},),
+        ended=NOW - 59, runtime_ms=10, cpu_ms=5, schedule_id=f"sch{text}",
+        schedule_name=f"nightly{text}")
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("\ud800", "\ufffd"),                 # a lone high surrogate
+    ("x\udfff\ud800y", "x\ufffd\ufffdy"),  # a low one, then a high one: two lone ones
+    ("\ud83d\ude00", "\U0001f600"),       # a pair as two code units: the character
+])
+def test_a_lone_surrogate_is_stored_as_a_replacement_character(
+        store: HistoryStore, text: str, kept: str) -> None:
+    """Valid JSON and JavaScript, but no UTF-8 encoder takes it: every text of the
+    record reaches the store, carried as UTF-8 can carry it, and searches find it."""
+    store.put([surrogate_record(text), run("plain")])
+    assert store.get("lone-1") == surrogate_record(kept)
+    assert store.get("plain") == run("plain")
+    assert found(store, search=f"said {text}") == ["lone-1"]
+    assert found(store, search=f"said {kept}") == ["lone-1"]
+    assert found(store, job=f"job{text}") == ["lone-1"]
+
+
 def test_a_finished_run_replaces_its_running_record_and_counts_once(
         store: HistoryStore) -> None:
     started = run("r1", outcome="running", ended=None, runtime_ms=None, result=None)
