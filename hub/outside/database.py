@@ -20,8 +20,24 @@ name (values mapped by :mod:`hub.outside.values`); any other gives
 * ``the statement was cancelled: the run's time ran out`` — the statement was cancelled
   (``cursor.cancel()`` for ODBC, ``connection.interrupt()`` for SQLite) and its
   connection thrown away;
+* ``db.exec refuses …`` with ``extra["sqlstate"] == "42501"`` — the statement tried
+  to reach past the business database (:mod:`hub.outside.sqlite_guard`);
 * the driver's own message otherwise, with ``extra["sqlstate"]`` set to the SQL state
   (ODBC) or the error class name (SQLite, e.g. ``IntegrityError``).
+
+Nothing of one statement's session outlives it, so no caller sees another's TEMP
+table, session variable, prepared statement or open transaction (a transaction
+cannot span two ``db.exec`` calls; each one commits on its own):
+
+* ``sqlite:///`` — TEMP objects are refused by the connection's authorizer, and an
+  open transaction is rolled back before the connection goes back to the pool;
+* PostgreSQL (ODBC) — ``DISCARD ALL`` (after a ``ROLLBACK`` when a transaction was
+  left open) before the connection goes back; a connection-string ``ConnSettings``
+  is discarded with the rest, so per-user settings belong in ``ALTER ROLE … SET``;
+* every other ODBC database (MariaDB, whose Connector/ODBC offers no
+  ``mysql_reset_connection``; SQL Server; SQLite3) — a fresh session: the
+  connection is closed after its statement and the pool only bounds how many are
+  open at once.
 
 Session context: when ``session_sql`` is set it runs before *every* statement on the
 borrowed connection, with one ``?`` bound to the caller's staff id as text ('' when
@@ -48,6 +64,7 @@ from typing import Any, cast
 
 from hub.dburl import DatabaseUrl, utf8_parameters
 from hub.dburl import parse_database_url as parse_url
+from hub.outside.sqlite_guard import SqliteGuard, refusal, refused_in_sqlite_text
 from hub.outside.values import params_from_json, to_json
 from shared.errors import BadRequest, JobFailed
 
@@ -92,13 +109,22 @@ class _Driver:
     def cancel(self, call: _Call) -> None:
         raise NotImplementedError
 
-    def failure(self, exc: Exception) -> JobFailed | None:
+    def failure(self, exc: Exception, conn: Any = None) -> JobFailed | None:
         """The job's error for a driver exception, or None if it is not the driver's."""
         raise NotImplementedError
 
     def broken(self, exc: Exception) -> bool:
         """True when the connection should be thrown away after ``exc``."""
         return False
+
+    def before_statement(self, conn: Any, sql: str, hub_statement: bool) -> None:
+        """Refuse (JobFailed) what this driver cannot let ``sql`` do; ``hub_statement``
+        is True for the hub's own session statement."""
+
+    def reset(self, conn: Any) -> bool:
+        """Clear what a statement left in the connection's session; False when the
+        connection must be closed instead of going back to the pool."""
+        return True
 
 
 class _SqliteDriver(_Driver):
@@ -116,7 +142,8 @@ class _SqliteDriver(_Driver):
 
     def _open(self) -> Any:
         conn = sqlite3.connect(
-            self.path, timeout=SQLITE_BUSY_S, isolation_level=None, check_same_thread=False
+            self.path, timeout=SQLITE_BUSY_S, isolation_level=None, check_same_thread=False,
+            factory=_GuardedConnection,
         )
         try:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -125,16 +152,42 @@ class _SqliteDriver(_Driver):
         except sqlite3.Error:
             conn.close()
             raise
+        if hasattr(conn, "enable_load_extension"):  # only where Python was built with it
+            conn.enable_load_extension(False)
+        conn.set_authorizer(conn.guard)  # after the hub's own set-up statements
         return conn
 
     def cancel(self, call: _Call) -> None:
         if call.conn is not None:
             call.conn.interrupt()
 
-    def failure(self, exc: Exception) -> JobFailed | None:
+    def failure(self, exc: Exception, conn: Any = None) -> JobFailed | None:
         if not isinstance(exc, sqlite3.Error):
             return None
+        refused = conn.guard.refused if isinstance(conn, _GuardedConnection) else None
+        if refused is not None and isinstance(exc, sqlite3.DatabaseError):
+            return refusal(refused)
         return JobFailed(str(exc) or type(exc).__name__, sqlstate=type(exc).__name__)
+
+    def before_statement(self, conn: Any, sql: str, hub_statement: bool) -> None:
+        conn.guard.refused = None
+        conn.guard.hub_statement = hub_statement
+
+    def reset(self, conn: Any) -> bool:
+        if conn.in_transaction:  # a job's BEGIN or SAVEPOINT never reaches the next caller
+            conn.rollback()
+        return True
+
+
+class _GuardedConnection(sqlite3.Connection):
+    """A sqlite3 connection that carries its authorizer, so a failure can say what
+    the authorizer refused."""
+
+    guard: SqliteGuard
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.guard = SqliteGuard()
 
 
 class _OdbcDriver(_Driver):
@@ -144,17 +197,40 @@ class _OdbcDriver(_Driver):
         self.pyodbc: Any = cast(Any, importlib.import_module("pyodbc"))
         self.pyodbc.native_uuid = True  # uuid columns as uuid.UUID, so values.py maps them
 
+        self.dbms = ""  # the server's SQL_DBMS_NAME, lower case, once connected
+
     def connect(self, login_s: float) -> Any:
         timeout = max(1, round(min(login_s, MAX_LOGIN_S)))
         conn = self.pyodbc.connect(self.conn_str, autocommit=True, timeout=timeout)
+        self.dbms = str(conn.getinfo(self.pyodbc.SQL_DBMS_NAME)).lower()
         utf8_parameters(self.pyodbc, conn)
         return conn
+
+    def before_statement(self, conn: Any, sql: str, hub_statement: bool) -> None:
+        refused = None if hub_statement or "sqlite" not in self.dbms else (
+            refused_in_sqlite_text(sql))
+        if refused is not None:
+            raise refusal(refused)
+
+    def reset(self, conn: Any) -> bool:
+        if "postgresql" not in self.dbms:
+            return False  # a fresh session for the next statement (see the module text)
+        cursor = conn.cursor()
+        try:
+            try:
+                cursor.execute("DISCARD ALL")
+            except self.pyodbc.Error:  # it cannot run inside the transaction a job left open
+                cursor.execute("ROLLBACK")
+                cursor.execute("DISCARD ALL")
+        finally:
+            cursor.close()
+        return True
 
     def cancel(self, call: _Call) -> None:
         if call.cursor is not None:
             call.cursor.cancel()
 
-    def failure(self, exc: Exception) -> JobFailed | None:
+    def failure(self, exc: Exception, conn: Any = None) -> JobFailed | None:
         if not isinstance(exc, self.pyodbc.Error):
             return None
         state = str(exc.args[0]) if len(exc.args) > 1 else None
@@ -278,15 +354,15 @@ class Database:
             raise
         except Exception as exc:
             keep = not self._driver.broken(exc)
-            raise self._failure(exc) from None
+            raise self._failure(exc, call.conn) from None
         finally:
             with call.lock:
                 call.finished = True
                 keep = keep and not call.cancelled and not self._closed
             self._give_back(call.conn, keep)
 
-    def _failure(self, exc: Exception) -> Exception:
-        failure = self._driver.failure(exc)
+    def _failure(self, exc: Exception, conn: Any) -> Exception:
+        failure = self._driver.failure(exc, conn)
         if failure is None:
             return exc
         if self._driver.broken(exc):
@@ -309,6 +385,8 @@ class Database:
         if conn is None:
             return
         if keep:
+            keep = _reset(self._driver, conn)
+        if keep:
             with self._idle_lock:
                 self._idle.append(conn)
         else:
@@ -320,9 +398,11 @@ class Database:
         try:
             if self.session_sql is not None:
                 staff = "" if staff_id is None else str(staff_id)
+                self._driver.before_statement(call.conn, self.session_sql, True)
                 cursor.execute(self.session_sql, [staff])
                 if cursor.description is not None:
                     cursor.fetchall()
+            self._driver.before_statement(call.conn, sql, False)
             cursor.execute(sql, bound)
             if cursor.description is None:
                 return {"affectedRows": max(cursor.rowcount, 0)}
@@ -343,6 +423,13 @@ class Database:
             idle, self._idle = self._idle, []
         await asyncio.to_thread(_close_all, idle)
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _reset(driver: _Driver, conn: Any) -> bool:
+    try:
+        return driver.reset(conn)
+    except Exception:  # a connection that cannot be reset is not reused
+        return False
 
 
 def _close_all(conns: list[Any]) -> None:
