@@ -8,6 +8,7 @@ A record is written twice: ``running`` when the run starts, and again (same
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
@@ -144,12 +145,52 @@ def record_to_json(record: RunRecord) -> dict[str, Any]:
     return asdict(record)
 
 
-def record_from_json(data: dict[str, Any]) -> RunRecord:
-    """The inverse of :func:`record_to_json`; unknown keys are ignored."""
+def record_from_json(data: Any) -> RunRecord:
+    """The inverse of :func:`record_to_json`; unknown keys are ignored. Anything that is
+    not a record's shape (a spool line from elsewhere, a damaged one) is a ValueError
+    here rather than a store's failure later."""
+    if not isinstance(data, dict):
+        raise ValueError("a run record is a JSON object")
     known = {f.name for f in fields(RunRecord)}
     values = {k: v for k, v in data.items() if k in known}
-    values["caller"] = Caller(**{k: v for k, v in dict(data.get("caller") or {}).items()
+    caller = data.get("caller") or {}
+    if not isinstance(caller, dict):
+        raise ValueError("caller is not an object")
+    values["caller"] = Caller(**{k: v for k, v in caller.items()
                                  if k in ("kind", "id", "name", "user_class")})
     values["logs"] = tuple(values.get("logs") or ())
     values["calls"] = tuple(values.get("calls") or ())
-    return RunRecord(**values)
+    record = RunRecord(**values)  # a missing field is a TypeError
+    _check_shape(record)
+    return record
+
+
+_TEXT_FIELDS = ("job_id", "job_name", "source", "node", "ref", "outcome", "method")
+_OPTIONAL_TEXT_FIELDS = ("code", "message", "limit", "result", "result_type", "result_format",
+                         "schedule_id", "schedule_name")
+_OPTIONAL_INT_FIELDS = ("job_version", "http_status", "runtime_ms", "cpu_ms")
+
+
+def _check_shape(record: RunRecord) -> None:
+    """ValueError unless every field holds what the stores expect of it."""
+    wrong = [name for name in _TEXT_FIELDS if not isinstance(getattr(record, name), str)]
+    wrong += [name for name in _OPTIONAL_TEXT_FIELDS
+              if not isinstance(getattr(record, name), str | None)]
+    wrong += [name for name in _OPTIONAL_INT_FIELDS
+              if not isinstance(getattr(record, name), int | None)]
+    if not isinstance(record.result_size, int):
+        wrong.append("result_size")
+    if not (isinstance(record.started, int | float) and math.isfinite(record.started)):
+        wrong.append("started")
+    if record.ended is not None and not (isinstance(record.ended, int | float)
+                                         and math.isfinite(record.ended)):
+        wrong.append("ended")
+    caller = record.caller
+    if not isinstance(caller.kind, str) or not all(
+            isinstance(v, str | None) for v in (caller.id, caller.name, caller.user_class)):
+        wrong.append("caller")
+    for name in ("logs", "calls"):
+        if not all(isinstance(item, dict) for item in getattr(record, name)):
+            wrong.append(name)
+    if wrong:
+        raise ValueError(f"not a run record: {', '.join(wrong)}")
