@@ -26,7 +26,7 @@ from hub.api.deps import Hub, hub_of, owner_of
 from hub.api.inbound import Inbound, read_json_object
 from hub.auth import Caller
 from hub.engine.instrument import instrument
-from hub.services.debugging import IDLE_LIMIT_S, DebugSession
+from hub.services.debugging import IDLE_LIMIT_S, DebugSession, owner_key
 from hub.services.runs import LoadedJob, new_job_id
 from shared.errors import BadRequest
 from shared.ndjson import DebugAnswer, DebugRequest, encode_line
@@ -50,8 +50,7 @@ async def attach(name: str, request: Request) -> dict[str, Any]:
     def stop_current(message: str) -> None:  # the request parked now, if any
         hub.engine.stop(holder[0].job_id, message)
 
-    session = hub.debug_sessions.attach(caller.name or caller.kind, job.name, stop_current,
-                                        step)
+    session = hub.debug_sessions.attach(owner_key(caller), job.name, stop_current, step)
     holder.append(session)
     return {"session": session.id, "url": f"/api/webjobs/{job.name}?{TAG}={session.id}"}
 
@@ -59,7 +58,7 @@ async def attach(name: str, request: Request) -> dict[str, Any]:
 @router.get("/debug-session/{session_id}/events")
 async def events(session_id: str, request: Request) -> StreamingResponse:
     caller = await owner_of(request)
-    session = hub_of(request).debug_sessions.get(session_id, caller.name or caller.kind)
+    session = hub_of(request).debug_sessions.get(session_id, owner_key(caller))
 
     async def stream() -> AsyncIterator[bytes]:
         ended = asyncio.ensure_future(session.ended.wait())
@@ -94,7 +93,7 @@ async def attached_answer(request: Request, hub: Hub, job: LoadedJob, inbound: I
     tag = debug_tag(request)
     if tag is None:
         return None
-    owner = (caller.name or caller.kind) if caller.is_owner else None
+    owner = owner_key(caller) if caller.is_owner else None
     session = hub.debug_sessions.tagged(tag[0], owner, job.name)
     if session is None:
         return None

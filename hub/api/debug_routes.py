@@ -20,7 +20,7 @@ from hub.auth import Caller
 from hub.engine.engine import BridgeHost
 from hub.engine.instrument import Instrumented, instrument
 from hub.history.record import RunRecord
-from hub.services.debugging import DebugSession
+from hub.services.debugging import DebugSession, owner_key
 from hub.services.outside import ReplayBridge
 from hub.services.runs import LoadedJob, new_job_id
 from hub.store.base import JOB_NAME_RE
@@ -74,11 +74,12 @@ async def debug_run(name: str, request: Request) -> Response:
         return refusal(exc, request.method, request.url.path, stream=True)
     view = {"method": method, "url": str(request.url), "path": request.url.path, "query": {},
             "headers": {}, "ip": address_of(request)}
-    return _start(hub, caller, job, done, _Plan(params, step, lines, view))
+    return _start(hub, caller, job, done, _Plan(owner_key(caller), params, step, lines, view))
 
 
 @dataclasses.dataclass(frozen=True)
 class _Plan:
+    driver: str  # owner_key() of the owner who asked: the session is theirs
     params: Any
     step: bool
     lines: set[int]
@@ -88,9 +89,10 @@ class _Plan:
 
 def _start(hub: Hub, caller: Caller, job: LoadedJob, done: Instrumented,
            plan: _Plan) -> Response:
-    """Start the debug run and answer with its event stream."""
+    """Start the debug run as ``caller`` and answer with its event stream; the
+    session is the plan's driver's (for a replay, not the recorded caller's)."""
     job_id = new_job_id()
-    session = hub.debug_sessions.open(caller.name or caller.kind, job.name,
+    session = hub.debug_sessions.open(plan.driver, job.name,
                                       lambda message: _stop(hub, job_id, message), plan.step,
                                       plan.lines)
     session.job_id = job_id
@@ -127,8 +129,8 @@ async def debug_replay(run_id: str, request: Request) -> Response:
     view = {"method": record.method or "POST", "url": str(request.url),
             "path": request.url.path, "query": {}, "headers": {}, "ip": address_of(request),
             "replayOf": record.job_id}
-    plan = _Plan(record.params if record.params is not None else {}, step, lines, view,
-                 ReplayBridge(list(record.calls)))
+    plan = _Plan(owner_key(owner), record.params if record.params is not None else {}, step,
+                 lines, view, ReplayBridge(list(record.calls)))
     log.info("[WebJob:%s] run %s replayed under the debugger by %s", record.job_name,
              record.job_id, owner.name)
     return _start(hub, caller, job, done, plan)
@@ -176,7 +178,7 @@ async def _events(hub: Hub, session: DebugSession, run: asyncio.Future[Any],
 
 async def _caller_session(request: Request, session_id: str) -> tuple[Caller, DebugSession]:
     caller = await owner_of(request)
-    return caller, hub_of(request).debug_sessions.get(session_id, caller.name or caller.kind)
+    return caller, hub_of(request).debug_sessions.get(session_id, owner_key(caller))
 
 
 @router.post("/debug-session/{session_id}/command")

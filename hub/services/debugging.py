@@ -10,6 +10,10 @@ breakpoint), ``stop`` (the run ends with JOB-001 "Stopped by the debugger at lin
 ``config`` (``stepFromStart``, ``breakpoints``), ``detach`` (run on with no more
 pauses) and ``expand`` (one more level of a paused value). A session nobody has
 driven for 10 minutes is swept: its run is stopped and the session forgotten.
+
+A session belongs to the identity that started it (:func:`owner_key`): a user by id,
+the system token as its own identity. Never by name: a user may be named ``system``, or
+renamed, and must not drive a session that is not theirs.
 """
 
 from __future__ import annotations
@@ -21,20 +25,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hub.auth import Caller
 from shared.errors import BadRequest, Conflict, JobFailed, NotFound
 from shared.ndjson import DebugAnswer, DebugExpanded, DebugPause, DebugRequest, LogLine
 
-__all__ = ["IDLE_LIMIT_S", "DebugSession", "DebugSessions"]
+__all__ = ["IDLE_LIMIT_S", "DebugSession", "DebugSessions", "owner_key"]
 
 IDLE_LIMIT_S = 600.0
 EXPAND_WAIT_S = 5.0
 Event = LogLine | DebugPause | DebugExpanded | DebugRequest | DebugAnswer
 
 
+def owner_key(caller: Caller) -> str:
+    """The identity a debug session belongs to: the caller's kind and id (``user:7``,
+    ``system:system``), which no display name can imitate."""
+    return f"{caller.kind}:{caller.id}"
+
+
 @dataclass
 class DebugSession:
     id: str
-    owner: str
+    owner: str                           # owner_key() of who started it
     job_name: str
     stop_run: Callable[[str], None]      # ends the run with that message
     clock: Callable[[], float] = time.monotonic

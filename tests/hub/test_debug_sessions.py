@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from hub.services.debugging import IDLE_LIMIT_S, DebugSessions
+from hub.auth import SYSTEM, Caller
+from hub.services.debugging import IDLE_LIMIT_S, DebugSessions, owner_key
 from shared.errors import BadRequest, Conflict, NotFound
 from shared.ndjson import DebugPause
 
@@ -93,3 +94,16 @@ def test_config_changes_how_an_attached_sessions_next_requests_start() -> None:
         assert session.step_from_start is True
 
     asyncio.run(scenario())
+
+
+def test_an_owner_named_system_is_not_the_system_token() -> None:
+    namesake = Caller("user", id=7, name="system", user_class="OWNER", via="token")
+    renamed = Caller("user", id=7, name="sys-admin", user_class="OWNER", via="session")
+    assert owner_key(namesake) != owner_key(SYSTEM)
+    assert owner_key(namesake) == owner_key(renamed)  # the same user, whatever the name
+    sessions = DebugSessions(Clock())
+    mine = sessions.attach(owner_key(SYSTEM), "page", lambda _m: None, True)
+    with pytest.raises(NotFound):
+        sessions.get(mine.id, owner_key(namesake))
+    assert sessions.tagged(mine.id, owner_key(namesake), "page") is None
+    assert sessions.tagged(mine.id, owner_key(SYSTEM), "page") is mine

@@ -245,3 +245,56 @@ def test_a_recorded_failure_replays_to_the_same_error_without_the_database(
         assert "replay: db.exec call 1 answered from the recording" in logs
     finally:
         hub.stop()
+
+
+PAGE_JOB = "/*\nMode: page\nAccess: public\n*/\nconst shown = 'page'\nreturn response.html(shown)"
+
+
+def test_sessions_belong_to_an_identity_not_a_name(tmp_path: Any) -> None:
+    """An OWNER named 'system' is not the system token: it can neither drive, watch nor
+    tag its requests with the system token's sessions, and the system token cannot drive
+    the user's; a replay belongs to the owner who asked for it, not to the recorded
+    caller."""
+    hub = launch_hub(tmp_path, jobs={"nested": NESTED, "page": PAGE_JOB})
+    try:
+        namesake = {"Authorization": f"Bearer {hub.add_user('system', 'OWNER')}"}
+        run = DebugRun(hub, "nested", {})
+        assert run.next("pause")["line"] == 1
+        with hub.client(headers=namesake) as as_user:
+            command = as_user.post(f"{API}/debug-session/{run.session}/command",
+                                   json={"command": "stop"})
+            assert command.status_code == 404 and command.json()["code"] == "SYS-404"
+            attached = httpx.post(f"{hub.url}{API}/debug/page/attach", json={},
+                                  headers=AUTH).json()["session"]
+            watch = as_user.get(f"{API}/debug-session/{attached}/events")
+            assert watch.status_code == 404, watch.text
+            tagged = as_user.get(f"{API}/page", params={"_debug": attached, "raw": "1"},
+                                 timeout=10)  # not parked: the tag is someone else's
+            assert tagged.status_code == 200 and tagged.text == "page", tagged.text
+            ran = as_user.get(f"{API}/nested", params={"raw": "1"})
+            assert ran.status_code == 200
+        assert run.command("continue")["resumed"] is True  # the owner still drives it
+        assert run.next("meta", "failure").get("isMetaData")
+        _replay_is_the_askers(hub, namesake, ran.headers["x-job-id"])
+    finally:
+        hub.stop()
+
+
+def _replay_is_the_askers(hub: HubProcess, asker: dict[str, str], job_id: str) -> None:
+    """The user replays a run the user made: the session is the user's, so the system
+    token (whose name the user shares) cannot drive it."""
+    from tests.hub.test_history_api import eventually
+
+    with hub.client(headers={**AUTH, "Accept": "application/json"}) as client:
+        eventually(lambda: client.get(f"{API}/{job_id}/output").status_code == 200)
+    with httpx.Client(base_url=hub.url, timeout=30, headers=asker) as client, \
+            client.stream("POST", f"{API}/debug/replay/{job_id}", json={}) as answer:
+        lines = answer.iter_lines()  # kept: dropping it would hang up, ending the run
+        session = json.loads(next(lines))["session"]
+        refused = httpx.post(f"{hub.url}{API}/debug-session/{session}/command",
+                             json={"command": "continue"}, headers=AUTH)
+        assert refused.status_code == 404, refused.text
+        done = client.post(f"{API}/debug-session/{session}/command",
+                           json={"command": "detach"})
+        assert done.status_code == 200, done.text
+        assert any('"isMetaData":true' in line for line in lines)
