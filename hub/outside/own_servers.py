@@ -15,24 +15,32 @@ import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-__all__ = ["own_server_entries", "own_server_hosts"]
+__all__ = ["odbc_fields", "odbc_host", "own_server_entries", "own_server_hosts"]
 
 _KEYS = ("server", "host", "address", "servername", "hostname")
 _PAIR = re.compile(r"\s*([^=;]+?)\s*=\s*(\{[^}]*\}|[^;]*)\s*(?:;|$)")
 
 
+def odbc_fields(conn_str: str) -> list[tuple[str, str]]:
+    """An ODBC connection string's ``key=value`` pairs: keys lower case, values without
+    their braces, in the order given."""
+    return [(key.strip().lower(), value.strip().strip("{}").strip())
+            for key, value in _PAIR.findall(conn_str)]
+
+
+def odbc_host(value: str) -> str:
+    """The host of a ``SERVER``-like value: ``tcp:host,port``, ``host\\instance`` and
+    ``[v6 address]`` forms unwrapped."""
+    text = re.sub(r"^(tcp|np|lpc):", "", value, flags=re.IGNORECASE)
+    text = re.split(r"[,\\]", text, maxsplit=1)[0].strip()
+    if text.startswith("[") and "]" in text:
+        text = text[1:text.index("]")]
+    return text
+
+
 def _odbc_hosts(conn_str: str) -> list[str]:
-    hosts = []
-    for key, value in _PAIR.findall(conn_str):
-        if key.strip().lower() in _KEYS:
-            text = value.strip().strip("{}").strip()
-            text = re.sub(r"^(tcp|np|lpc):", "", text, flags=re.IGNORECASE)
-            text = re.split(r"[,\\]", text, maxsplit=1)[0].strip()
-            if text.startswith("[") and "]" in text:
-                text = text[1:text.index("]")]
-            if text:
-                hosts.append(text)
-    return hosts
+    return [host for key, value in odbc_fields(conn_str)
+            if key in _KEYS and (host := odbc_host(value))]
 
 
 def _mongo_hosts(url: str) -> list[str]:

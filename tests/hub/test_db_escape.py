@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -20,7 +21,9 @@ from typing import Any
 import pytest
 
 from hub.outside.database import Database
+from hub.outside.isolation import warn_if_hub_tables_reachable
 from hub.outside.sqlite_guard import REFUSED_STATE
+from hub.settings import Settings, load_settings
 from shared.errors import JobFailed
 from tests.hub.conftest import HubProcess, running_hub
 from tests.hub.test_database import MARIA_ODBC, PG_ODBC, SQLITE_ODBC
@@ -249,3 +252,73 @@ def test_the_sqlite_odbc_driver_refuses_the_way_out(sql: str, tmp_path: Path) ->
 
     _run(f"odbc:{SQLITE_ODBC}{tmp_path}/business.db", body)
     assert list(outside.iterdir()) == []
+
+
+# ---------------------------------------------------------------- the check at start
+
+PG_OTHER = PG_ODBC.replace("DATABASE=test", "DATABASE=business")
+
+
+def _settings(home: Path, **env: str) -> Settings:
+    return load_settings({"WEBHUB_HOME": str(home), "WEBHUB_SECRET": "s",
+                          "WEBHUB_SYSTEM_TOKEN": "t", **env})
+
+
+def _reaching(home: Path) -> list[dict[str, str]]:
+    """Set-ups whose business database is one of the hub's own."""
+    return [
+        {"WEBJOB_DB": f"sqlite:///{home / 'hub.db'}"},
+        {"WEBJOB_DB": f"sqlite:///{home / 'history.db'}"},
+        {"WEBJOB_DB": f"sqlite:///{home / 'sub' / '..' / 'hub.db'}"},
+        {"WEBJOB_DB": f"sqlite:///{home / 'link.db'}"},  # a symbolic link to hub.db
+        {"WEBHUB_DB": f"sqlite:///{home / 'own.db'}",
+         "WEBJOB_DB": f"odbc:Driver=SQLite3;Database={home / 'own.db'}"},
+        {"WEBHUB_DB": f"odbc:{PG_ODBC}", "WEBJOB_STORE": "db",
+         "WEBJOB_DB": "odbc:uid=postgres;database=TEST;Driver={PostgreSQL Unicode};"
+                      "Server=localhost"},
+        {"WEBHUB_DB": f"odbc:{PG_ODBC.replace('DATABASE=test', 'DATABASE=postgres')}",
+         "WEBJOB_DB": f"odbc:{PG_ODBC.replace(';DATABASE=test', '')}"},
+        {"WEBHUB_DB": f"odbc:{MARIA_ODBC.replace('DATABASE=test', 'DATABASE=hub')}",
+         "WEBJOB_DB": f"odbc:{MARIA_ODBC}", "WEBJOB_HISTORY_STORE": "sql"},
+    ]
+
+
+def _apart(home: Path, other: Path) -> list[dict[str, str]]:
+    """Set-ups whose business database the hub does not keep its tables in."""
+    return [
+        {},  # the default: business.db beside hub.db
+        {"WEBJOB_DB": f"sqlite:///{other / 'hub.db'}"},  # a hub.db, but not this hub's
+        {"WEBHUB_DB": f"odbc:{PG_ODBC}", "WEBJOB_DB": f"sqlite:///{home / 'business.db'}"},
+        {"WEBHUB_DB": f"odbc:{PG_ODBC}", "WEBJOB_DB": f"odbc:{PG_OTHER}"},
+        {"WEBHUB_DB": f"odbc:{PG_ODBC}", "WEBJOB_DB": f"odbc:{PG_ODBC.replace('5432', '5433')}"},
+        {"WEBHUB_DB": f"odbc:{MARIA_ODBC.replace('DATABASE=test', 'DATABASE=hub')}",
+         "WEBJOB_DB": f"odbc:{MARIA_ODBC.replace('UID=root', 'UID=jobs')}"},
+    ]
+
+
+@pytest.mark.expected_warning
+@pytest.mark.parametrize("case", range(len(_reaching(Path("x")))))
+def test_the_hub_warns_when_the_business_database_is_its_own(
+    case: int, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "hub.db").touch()
+    (home / "link.db").symlink_to(home / "hub.db")
+    settings = _settings(home, **_reaching(home)[case])
+    with caplog.at_level(logging.WARNING, logger="webhub.outside"):
+        assert warn_if_hub_tables_reachable(settings)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].getMessage().startswith("WEBJOB_DB reaches the hub's own tables: ")
+
+
+@pytest.mark.parametrize("case", range(len(_apart(Path("x"), Path("y")))))
+def test_the_hub_is_quiet_when_the_business_database_is_apart(
+    case: int, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    home, other = tmp_path / "home", tmp_path / "other"
+    settings = _settings(home, **_apart(home, other)[case])
+    with caplog.at_level(logging.INFO, logger="webhub.outside"):
+        assert not warn_if_hub_tables_reachable(settings)
+    assert caplog.records == []

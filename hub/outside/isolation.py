@@ -1,0 +1,158 @@
+"""Whether the business database (``WEBJOB_DB``) reaches the hub's own tables.
+
+The hub keeps its users, password hashes, sessions and tokens, schedules and secrets
+in ``WEBHUB_DB`` (also the jobs with ``WEBJOB_STORE=db`` and the run history with
+``WEBJOB_HISTORY_STORE=sql``), and the embedded run history in
+``WEBHUB_HOME/history.db``. A job's ``db.exec`` runs whatever SQL the job (or a public
+job's caller) gives it, so when the business database *is* one of those, every job
+reads and writes them. That is a set-up mistake only the configuration shows, so the
+hub says so once at start (:func:`warn_if_hub_tables_reachable`) and serves on.
+
+Two URLs are the same place when:
+
+* both are SQLite files (``sqlite:///`` or the SQLite3 ODBC driver's ``Database=``)
+  and the paths are one file (resolved, or the same inode: links count), or the
+  business file is ``hub.db`` or ``history.db`` in ``WEBHUB_HOME``;
+* both name the same server (engine, host — every loopback spelling is one host —
+  and port) and either the same database, or — on MariaDB/MySQL and SQL Server, where
+  one login reaches every database it is granted — the same user.
+
+Different logins on one server, or PostgreSQL databases apart, are not reported:
+only the server's grants decide those (see the README on the business user).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from hub.dburl import parse_database_url
+from hub.outside.own_servers import odbc_fields, odbc_host
+from hub.settings import Settings
+
+__all__ = ["hub_tables_reachable", "warn_if_hub_tables_reachable"]
+
+log = logging.getLogger("webhub.outside")
+
+HUB_FILE_NAMES = ("hub.db", "history.db")  # hub.store.identity and hub.history.local
+_DEFAULT_PORTS = {"postgresql": "5432", "mariadb": "3306", "sqlserver": "1433"}
+_HOST_KEYS = ("server", "host", "address", "servername", "hostname")
+_DATABASE_KEYS = ("database", "db", "dbname", "initial catalog")
+_USER_KEYS = ("uid", "user", "username", "user id")
+
+
+@dataclass(frozen=True)
+class _Server:
+    engine: str
+    host: str
+    port: str
+    database: str
+    user: str
+
+
+def _engine(driver: str, dsn: str) -> str:
+    lowered = driver.lower()
+    for needle, engine in (("postgres", "postgresql"), ("maria", "mariadb"),
+                           ("mysql", "mariadb"), ("sql server", "sqlserver"),
+                           ("tds", "sqlserver"), ("sqlite", "sqlite")):
+        if needle in lowered:
+            return engine
+    return f"dsn:{dsn.lower()}" if dsn else lowered
+
+
+def _first(fields: dict[str, str], keys: tuple[str, ...]) -> str:
+    return next((fields[k] for k in keys if fields.get(k)), "")
+
+
+def _host_and_port(value: str, port: str, engine: str) -> tuple[str, str]:
+    host = odbc_host(value).lower() or "localhost"
+    after_comma = value.split(",", 1)[1].strip() if "," in value else ""
+    port = port or after_comma or _DEFAULT_PORTS.get(engine, "")
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    return ("loopback" if loopback else host.rstrip(".")), port
+
+
+def _place(url: str) -> Path | _Server | None:
+    """A SQLite file, a server's database, or None for a URL that cannot be read."""
+    try:
+        parsed = parse_database_url(url, "WEBJOB_DB")
+    except Exception:  # the hub reports bad URLs where it opens them
+        return None
+    if parsed.kind == "sqlite":
+        return Path(parsed.target)
+    fields = dict(odbc_fields(parsed.target))
+    engine = _engine(fields.get("driver", ""), fields.get("dsn", ""))
+    database = _first(fields, _DATABASE_KEYS)
+    if engine == "sqlite":
+        return Path(database) if database else None
+    user = _first(fields, _USER_KEYS).lower()
+    host, port = _host_and_port(_first(fields, _HOST_KEYS), fields.get("port", ""), engine)
+    if engine == "postgresql" and not database:
+        database = user  # libpq's default database is the user's name
+    return _Server(engine, host, port, database.lower(), user)
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    if one.resolve() == other.resolve():
+        return True
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # one of them does not exist (yet): a different file
+        return False
+
+
+def _same_server_tables(business: _Server, hub: _Server) -> str | None:
+    if (business.engine, business.host, business.port) != (hub.engine, hub.host, hub.port):
+        return None
+    if business.database == hub.database:
+        return "the same database as WEBHUB_DB"
+    if business.engine in ("mariadb", "sqlserver") and business.user == hub.user:
+        return "the same server and login as WEBHUB_DB"
+    return None
+
+
+def _what_hub_db_holds(settings: Settings) -> str:
+    held = ["users, sessions and tokens", "schedules", "secrets"]
+    if settings.job_store == "db":
+        held.append("jobs")
+    if settings.history_store == "sql":
+        held.append("run history")
+    return ", ".join(held)
+
+
+def hub_tables_reachable(settings: Settings) -> str | None:
+    """Why ``WEBJOB_DB`` reaches the hub's own tables, or None when it does not."""
+    business = _place(settings.job_db)
+    hub = _place(settings.hub_db)
+    if isinstance(business, Path):
+        hub_files = [settings.home / name for name in HUB_FILE_NAMES]
+        if isinstance(hub, Path):
+            hub_files.insert(0, hub)
+        for hub_file in hub_files:
+            if _same_file(business, hub_file):
+                holds = ("run history" if hub_file.name == "history.db" and hub_file != hub
+                         else _what_hub_db_holds(settings))
+                return f"it is the hub's own file {hub_file.name} ({holds})"
+        return None
+    if isinstance(business, _Server) and isinstance(hub, _Server):
+        why = _same_server_tables(business, hub)
+        if why is not None:
+            return f"it is {why} ({_what_hub_db_holds(settings)})"
+    return None
+
+
+def warn_if_hub_tables_reachable(settings: Settings) -> bool:
+    """One WARNING line when jobs' SQL could reach the hub's own tables; True if so."""
+    why = hub_tables_reachable(settings)
+    if why is None:
+        return False
+    log.warning("WEBJOB_DB reaches the hub's own tables: %s. Every job's db.exec could "
+                "read and change them; give WEBJOB_DB a database and a user that see only "
+                "the business tables.", why)
+    return True
