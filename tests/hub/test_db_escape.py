@@ -13,16 +13,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hub.outside.database import Database
 from hub.outside.isolation import warn_if_hub_tables_reachable
-from hub.outside.sqlite_guard import REFUSED_STATE
+from hub.outside.sqlite_guard import REFUSED_STATE, SqliteGuard, refused_in_sqlite_text
 from hub.settings import Settings, load_settings
 from shared.errors import JobFailed
 from tests.hub.conftest import HubProcess, running_hub
@@ -322,3 +325,51 @@ def test_the_hub_is_quiet_when_the_business_database_is_apart(
     with caplog.at_level(logging.INFO, logger="webhub.outside"):
         assert not warn_if_hub_tables_reachable(settings)
     assert caplog.records == []
+
+
+# ---------------------------------------------------------------- the statement reader
+
+_WAYS_OUT = [
+    ["ATTACH", "DATABASE", "'x.db'", "AS", "x"],
+    ["VACUUM", "INTO", "'x.db'"],
+    ["PRAGMA", "database_list"],
+    ["PRAGMA", "main", ".", "journal_mode", "=", "DELETE"],
+    ["SELECT", "*", "FROM", "pragma_database_list"],
+    ["SELECT", "load_extension", "(", "'x'", ")"],
+    ["SELECT", '"load_extension"', "(", "'x'", ")"],
+]
+_GAPS = st.sampled_from([" ", "\n", "\t", " /* attach */ ", " -- vacuum\n", "/**/"])
+
+
+@given(st.text())
+def test_the_reader_takes_any_text(text: str) -> None:
+    refused = refused_in_sqlite_text(text)
+    assert refused is None or refused.startswith(("ATTACH", "DETACH", "VACUUM", "PRAGMA", "the"))
+
+
+@given(st.text())
+def test_text_in_strings_and_comments_is_never_refused(text: str) -> None:
+    quoted = "'" + text.replace("'", "''") + "'"
+    assert refused_in_sqlite_text(f"SELECT {quoted} AS v") is None
+    assert refused_in_sqlite_text(f"SELECT 1 -- {text.replace(chr(10), ' ')}") is None
+    assert refused_in_sqlite_text(f"SELECT 1 /* {text.replace('*/', '')} */") is None
+
+
+@given(st.sampled_from(_WAYS_OUT), st.data())
+def test_the_reader_and_the_authorizer_refuse_every_spelling(
+    tokens: list[str], data: st.DataObject
+) -> None:
+    """However a way out is cased and spaced, the SQLite3 ODBC driver's reader refuses
+    it, and so does the sqlite:/// authorizer, which needs no reading at all."""
+    spelled = [data.draw(st.sampled_from([t, t.lower(), t.upper(), t.title()])) for t in tokens]
+    sql = "".join(word + data.draw(_GAPS) for word in spelled)
+    assert refused_in_sqlite_text(sql) is not None, sql
+    conn = sqlite3.connect(":memory:")
+    try:
+        guard = SqliteGuard()
+        conn.set_authorizer(guard)
+        with pytest.raises(sqlite3.DatabaseError):
+            conn.execute(sql)
+        assert guard.refused is not None, sql
+    finally:
+        conn.close()
