@@ -7,7 +7,8 @@ followed by the result payload, or one failure line (``success: false``).
 
 The payload after the metadata line is the rest of the stream, as is: a JSON
 document for a JSON result, raw bytes for a file. Readers skip lines they do
-not know, so a newer hub never breaks an older client.
+not know, so a newer hub never breaks an older client, and lines they cannot
+decode. A line is always UTF-8: a lone surrogate in its text is written as U+FFFD.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from shared.text import clean_text
 
 __all__ = [
     "DebugAnswer",
@@ -160,7 +163,11 @@ def encode_line(event: LogLine | MetaData | Failure | DebugEvent) -> bytes:
     obj = {k: v for k, v in asdict(event).items() if v is not None}
     if isinstance(event, LogLine):
         obj = {"type": "log", "level": event.level, "message": event.message, "t": event.t}
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode() + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate (a JavaScript string may hold one)
+        return clean_text(text).encode() + b"\n"
 
 
 def _pick(cls: type[Any], obj: dict[str, Any]) -> Any:
@@ -172,7 +179,7 @@ def parse_line(line: bytes | str) -> StreamEvent | None:
     """Classify one line before the payload; None for blank or unreadable lines."""
     try:
         obj = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested beyond decoding
         return None
     if not isinstance(obj, dict):
         return None
@@ -186,7 +193,7 @@ def parse_line(line: bytes | str) -> StreamEvent | None:
                            int(obj.get("t", 0)))
         if obj.get("type") in _DEBUG_TYPES:
             return _pick(_DEBUG_TYPES[str(obj["type"])], obj)  # type: ignore[no-any-return]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # e.g. a "t" that is no integer
         return UnknownLine(obj)
     return UnknownLine(obj)
 

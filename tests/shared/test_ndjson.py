@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shared.ndjson import (
+    DebugAnswer,
+    DebugExpanded,
+    DebugPause,
+    DebugRequest,
+    DebugStart,
     Failure,
     LogLine,
     MetaData,
@@ -17,6 +26,7 @@ from shared.ndjson import (
     parse_line,
     read_stream,
 )
+from shared.text import clean_text
 
 LOG = LogLine("info", "héllo — 世界 🚀", 12)
 META = MetaData(jobId="job_1", type="json", format="application/json", status=200,
@@ -150,3 +160,88 @@ def test_meta_line_missing_a_field_still_starts_the_payload() -> None:
 def test_failure_line_without_message_still_ends_the_stream() -> None:
     stream = b'{"success":false,"code":"SYS-500"}\n' + encode_line(LOG)
     assert LOG not in list(read_stream([stream]))
+
+
+# -- whatever the text: lines are UTF-8, readers never crash ---------------------------
+
+# Every code point, lone surrogates included (hypothesis leaves out Cs by default) and
+# made common: they are 2048 of 1.1 million code points.
+ANY_TEXT = st.lists(st.characters(codec=None, exclude_categories=())
+                    | st.characters(categories=["Cs"])).map("".join)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(ANY_TEXT, inner, max_size=4),
+    max_leaves=20)
+KNOWN_TAGS = st.sampled_from(["log", "debug", "pause", "expanded", "request", "answer",
+                              "json", "other"])
+EVENTS = (LogLine, MetaData, Failure, Payload, UnknownLine, DebugStart, DebugPause,
+          DebugExpanded, DebugRequest, DebugAnswer)
+
+
+@given(ANY_TEXT, ANY_TEXT, st.integers(0, 2**40))
+def test_a_log_line_is_utf8_with_lone_surrogates_as_replacement(
+        level: str, message: str, t: int) -> None:
+    data = encode_line(LogLine(level, message, t))
+    data.decode("utf-8")  # strictly
+    assert parse_line(data) == LogLine(clean_text(level), clean_text(message), t)
+
+
+@given(ANY_TEXT, ANY_TEXT)
+def test_a_failure_line_is_utf8_with_lone_surrogates_as_replacement(
+        error: str, ref: str) -> None:
+    data = encode_line(Failure(error=error, code="JOB-001", ref=ref))
+    data.decode("utf-8")
+    assert parse_line(data) == Failure(error=clean_text(error), code="JOB-001",
+                                       ref=clean_text(ref))
+
+
+@given(st.binary() | ANY_TEXT)
+def test_parse_line_takes_any_bytes_or_text(line: bytes | str) -> None:
+    event = parse_line(line)
+    assert event is None or isinstance(event, EVENTS)
+
+
+FIELDS = ("t", "level", "message", "session", "jobId", "source", "pausable", "line",
+          "column", "vars", "handle", "entries", "status", "error", "ref", "runtime")
+# Numbers first: a huge or infinite one where an integer is expected is a classic.
+FIELD_VALUES = (st.sampled_from([math.inf, -math.inf, math.nan, 2**64, -1, 1e300, "7", ""])
+                | st.floats() | st.integers() | JSON_VALUES)
+TAGGED = st.fixed_dictionaries({"type": KNOWN_TAGS},
+                               optional=dict.fromkeys(FIELDS, FIELD_VALUES))
+FLAGGED = st.fixed_dictionaries({}, optional={
+    "isMetaData": st.booleans() | JSON_VALUES, "success": st.booleans() | JSON_VALUES,
+    "code": JSON_VALUES, **dict.fromkeys(FIELDS, FIELD_VALUES)})
+
+
+@pytest.mark.parametrize("tag", ["log", "debug", "pause", "any"])
+@given(TAGGED | FLAGGED, JSON_VALUES)
+def test_parse_line_takes_any_json_shape(tag: str, obj: dict[str, Any], other: Any) -> None:
+    """Objects shaped like known lines with fields of any type, and any JSON at all."""
+    if "type" in obj and tag != "any":
+        obj["type"] = tag
+    for value in (obj, other):
+        line = json.dumps(value)  # NaN and infinities too, as Python writes them
+        event = parse_line(line)
+        assert event is None or isinstance(event, EVENTS)
+        assert (event is None) == (not isinstance(value, dict))
+
+
+@pytest.mark.parametrize("line", [
+    b'{"type":"log","t":1e999}',           # an integer field beyond any integer
+    b'{"type":"log","t":NaN}',
+    b"[" * 100_000,                         # nested beyond what the decoder takes
+    b'{"a":' * 100_000,
+])
+def test_parse_line_skips_what_it_cannot_decode(line: bytes) -> None:
+    event = parse_line(line)
+    assert event is None or isinstance(event, UnknownLine)
+
+
+@given(st.lists(st.binary(max_size=40) | JSON_VALUES.map(lambda v: json.dumps(v).encode()),
+                max_size=8),
+       st.integers(1, 16))
+def test_read_stream_takes_any_lines_in_any_chunks(lines: list[bytes], size: int) -> None:
+    data = b"\n".join(lines)
+    chunks = [data[i:i + size] for i in range(0, len(data), size)]
+    for event in read_stream(chunks):
+        assert isinstance(event, EVENTS)
