@@ -226,10 +226,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def configure_logging(level: str) -> None:
+    """The hub's log on stderr, every line of it writable whatever text it holds (a
+    lone surrogate from a request or a job is U+FFFD) and with no secret value in it;
+    uvicorn's handlers get the same filters once it has made them (the app's start)."""
+    from hub.secrets.logmask import install_log_mask
+
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_mask()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_level)
     try:
         return int(args.func(args))
     except WebJobsError as exc:

@@ -1,5 +1,9 @@
 """No secret value in the hub's log: a logging filter on the hub's handlers that
-masks the values of the secrets of every run in flight on this node.
+masks the values of the secrets of every run in flight on this node. And no text
+the log cannot write: :class:`CleanLogText`, on the same handlers, writes a lone
+surrogate in a message, its arguments or a traceback as U+FFFD (a stream that
+encodes strictly would otherwise print "--- Logging error ---" instead of the line,
+and the usual one an escape that is not the text).
 
 A run holds its values (:meth:`LogMask.hold`) from before it starts until its last
 log line is written; the filter masks whatever a log line would show of them,
@@ -15,8 +19,35 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from hub.engine.redaction import NO_SECRETS, Redactor
+from shared.text import clean_text
 
-__all__ = ["LOG_MASK", "LogMask", "install_log_mask"]
+__all__ = ["CLEAN_LOG_TEXT", "LOG_MASK", "CleanLogText", "LogMask", "install_log_mask"]
+
+
+class CleanLogText(logging.Filter):
+    """A record's text as UTF-8 can carry it; text that is already clean costs one
+    check of the formatted message."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record is the logging module's to report
+            return True
+        cleaned = clean_text(message)
+        if cleaned is not message:
+            record.msg, record.args = cleaned, None
+        if record.exc_text is not None:
+            record.exc_text = clean_text(record.exc_text)
+        elif record.exc_info and record.exc_info[1] is not None:
+            # Left for the formatter when clean: the mask (which runs first) only
+            # masks a traceback that nobody has formatted yet.
+            trace = logging.Formatter().formatException(record.exc_info)
+            cleaned = clean_text(trace)
+            if cleaned is not trace:
+                record.exc_text = cleaned
+        if record.stack_info:
+            record.stack_info = clean_text(record.stack_info)
+        return True
 
 
 class LogMask(logging.Filter):
@@ -63,11 +94,14 @@ class LogMask(logging.Filter):
 
 
 LOG_MASK = LogMask()
+CLEAN_LOG_TEXT = CleanLogText()
 
 
 def install_log_mask() -> None:
-    """Put the mask on every handler of the root and uvicorn loggers (idempotent)."""
+    """Put the mask and the text filter, in that order, on every handler of the root
+    and uvicorn loggers (idempotent)."""
     for name in (None, "uvicorn", "uvicorn.error", "uvicorn.access"):
         for handler in logging.getLogger(name).handlers:
-            if LOG_MASK not in handler.filters:
-                handler.addFilter(LOG_MASK)
+            for log_filter in (LOG_MASK, CLEAN_LOG_TEXT):
+                if log_filter not in handler.filters:
+                    handler.addFilter(log_filter)
