@@ -34,6 +34,7 @@ from hub.auth import Identity
 from hub.engine.engine import Engine, EngineConfig, new_ref
 from hub.outside.database import Database
 from hub.outside.demo_data import seed_if_new
+from hub.outside.isolation import warn_if_hub_tables_reachable
 from hub.outside.netpolicy import NetPolicy
 from hub.outside.own_servers import own_server_entries, own_server_hosts
 from hub.schedule.store import ScheduleStore
@@ -107,6 +108,7 @@ def outside_bridge(settings: Settings) -> HubBridge:
     embedded = settings.home / "business.db"
     if settings.job_db == f"sqlite:///{embedded}":  # the embedded default gets demo data
         seed_if_new(embedded)
+    warn_if_hub_tables_reachable(settings)
     database = Database(settings.job_db, settings.job_db_pool, settings.job_db_session_sql)
     return HubBridge(database, policy)
 

@@ -373,3 +373,9 @@ def test_the_reader_and_the_authorizer_refuse_every_spelling(
         assert guard.refused is not None, sql
     finally:
         conn.close()
+
+
+def test_a_hub_whose_business_database_is_its_own_says_so_at_start(
+        start_hub: Callable[..., HubProcess], tmp_path: Path) -> None:
+    hub = start_hub({"WEBJOB_DB": f"sqlite:///{tmp_path / 'hub0' / 'home' / 'hub.db'}"})
+    assert hub.log_text().count("WEBJOB_DB reaches the hub's own tables") == 1
