@@ -6,6 +6,11 @@ every spelling are normalised), resolves the host name ONCE through a
 address comes back in :class:`Target`; the client connects to it and nothing
 else, so a DNS answer that changes later (rebinding) cannot redirect the call.
 
+Host names are read as a browser reads them: a name with non-ASCII characters or an
+``xn--`` label is mapped by UTS #46 (non-transitional, so ``faß.de`` is
+``xn--fa-hia.de``, not ``fass.de``) and encoded by IDNA 2008, and the allow/deny lists
+are encoded the same way, so they match the host the request really goes to.
+
 Refusals are :class:`~shared.errors.JobFailed` with a message starting
 ``http():`` that names the address class. Credentials in a URL are allowed but
 never appear in a message: use :func:`display_url` for anything shown or logged.
@@ -21,12 +26,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+import idna
+
 from shared.errors import JobFailed
+from shared.text import clean_text
 
 __all__ = [
     "NetPolicy",
     "Resolver",
     "Target",
+    "browser_host",
     "check_url",
     "display_url",
     "system_resolver",
@@ -99,8 +108,8 @@ class NetPolicy:
     @classmethod
     def from_settings(cls, allow: str, deny: str, test_port: str) -> NetPolicy:
         """Build from comma lists (settings strings); bad entries raise ValueError."""
-        allow_hosts = frozenset(_split_list(allow))
-        deny_entries = tuple(_split_list(deny))
+        allow_hosts = frozenset(_list_entry(entry) for entry in _split_list(allow))
+        deny_entries = tuple(_list_entry(entry) for entry in _split_list(deny))
         for entry in deny_entries:
             if "/" in entry or _parse_ip_literal(entry) is not None:
                 ipaddress.ip_network(entry, strict=False)  # raises ValueError if malformed
@@ -133,6 +142,29 @@ def _split_list(text: str) -> list[str]:
 
 def _refuse(reason: str) -> JobFailed:
     return JobFailed(f"http(): {reason}")
+
+
+def browser_host(name: str) -> str:
+    """``name`` as a browser puts it on the wire: lower-case ASCII as it is, anything
+    else (non-ASCII, or an ``xn--`` label to validate) through UTS #46 and IDNA 2008.
+    Raises ``idna.IDNAError`` (a ``UnicodeError``) for a name IDNA refuses."""
+    lowered = name.lower()
+    if name.isascii() and not any(label.startswith("xn--") for label in lowered.split(".")):
+        return lowered
+    return idna.encode(name, uts46=True, transitional=False).decode("ascii")
+
+
+def _list_entry(entry: str) -> str:
+    """An allow/deny entry in the form hosts are compared in; ``*.`` stays a wildcard.
+    A name IDNA refuses raises ValueError, like any other malformed entry."""
+    wildcard = "*." if entry.startswith("*.") else ""
+    name = entry[len(wildcard):]
+    if "/" in name or _parse_ip_literal(name) is not None:
+        return entry
+    try:
+        return wildcard + browser_host(name)
+    except UnicodeError as exc:
+        raise ValueError(f"'{entry}' is not a valid host name ({exc})") from None
 
 
 def display_url(url: str) -> str:
@@ -205,13 +237,11 @@ def _normalise_host(raw: str, bracketed: bool) -> tuple[str, IP | None]:
         except ValueError:
             raise _refuse(f"'[{raw}]' is not a valid IPv6 host") from None
         return str(ip6), ip6
-    host = raw
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise _refuse("the host is not a valid international domain name") from None
-    host = host.lower()
+    try:
+        host = browser_host(raw)
+    except UnicodeError as exc:  # idna's errors, and a codec's on text it cannot take
+        raise _refuse(f"'{clean_text(raw)}' is not a valid international domain name "
+                      f"({clean_text(str(exc))})") from None
     if host.endswith("."):
         host = host[:-1]
     if not host:

@@ -21,7 +21,10 @@ from typing import Any
 
 import certifi
 import httpx
+import idna
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hub.outside import CallBudget, NetPolicy, check_url, display_url, fetch
 from hub.outside.http_client import _build, _parse_timeout, _Request
@@ -672,3 +675,99 @@ def test_own_database_hosts_come_from_every_url() -> None:
 def test_the_hubs_own_database_servers_are_refused(url: str, words: str) -> None:
     policy = NetPolicy(own_servers=("sql.corp.example", "203.0.113.9", PUBLIC_V4))
     assert words in refused(url, policy)
+
+
+# --- international host names ---------------------------------------------------------
+
+async def any_name_is_public(host: str, port: int) -> list[str]:
+    return [PUBLIC_V4]
+
+
+def checked_host(url: str, policy: NetPolicy | None = None) -> str:
+    return run(check_url(url, policy or NetPolicy(), any_name_is_public)).host
+
+
+@pytest.mark.parametrize(("url", "host"), [
+    ("http://faß.de/", "xn--fa-hia.de"),  # UTS #46 non-transitional: ß is kept
+    ("http://FAß.DE./x", "xn--fa-hia.de"),
+    ("http://faß。de/", "xn--fa-hia.de"),  # an ideographic full stop separates labels
+    ("https://Bücher.example/", "xn--bcher-kva.example"),
+    ("http://XN--FA-HIA.de/", "xn--fa-hia.de"),
+    ("http://ＥＸＡＭＰＬＥ.com/", "example.com"),  # full-width letters map to ASCII
+    ("http://under_score.example/", "under_score.example"),  # ASCII names as before
+])
+def test_an_international_name_is_encoded_as_a_browser_does(url: str, host: str) -> None:
+    assert checked_host(url) == host
+
+
+def test_the_resolver_is_asked_for_the_encoded_name() -> None:
+    asked: list[str] = []
+
+    async def recording(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return [PUBLIC_V4]
+
+    run(check_url("http://faß.de/", NetPolicy(), recording))
+    assert asked == ["xn--fa-hia.de"]
+
+
+@pytest.mark.parametrize("url", [
+    "http://☃.net/",  # a symbol: valid in IDNA 2003, not in IDNA 2008
+    "http://xn--zz.com/",  # not a valid A-label
+    "http://-ä.com/",  # a label starting with a hyphen
+    "http://\ud800.com/",  # a lone surrogate, as a job's string may carry
+    "http://" + "ä" * 64 + ".com/",  # a label over 63 octets
+    "http://a\u200db.com/",  # a zero-width joiner outside its allowed context
+])
+def test_a_name_idna_refuses_is_refused_clearly(url: str) -> None:
+    message = refused(url)
+    assert message.startswith("http(): '") and "is not a valid international domain name" in message
+    message.encode("utf-8")  # no lone surrogate carried into the message
+
+
+def test_the_lists_see_the_host_a_browser_would() -> None:
+    policy = NetPolicy.from_settings("faß.de, *.Bücher.example", "", "")
+    assert policy.allow_hosts == frozenset({"xn--fa-hia.de", "*.xn--bcher-kva.example"})
+    assert checked_host("http://faß.de/", policy) == "xn--fa-hia.de"
+    assert checked_host("http://shop.bücher.example/", policy) == "shop.xn--bcher-kva.example"
+    assert "allowed hosts" in refused("http://fass.de/", policy)  # not the same host
+    denied = NetPolicy.from_settings("", "xn--fa-hia.de, *.bücher.example", "")
+    assert "denied" in refused("http://faß.de/", denied)
+    assert "denied" in refused("http://shop.BÜCHER.example/", denied)
+    assert checked_host("http://fass.de/", denied) == "fass.de"
+    with pytest.raises(ValueError, match="not a valid host name"):
+        NetPolicy.from_settings("☃.net", "", "")
+
+
+_LETTERS = st.characters(codec="utf-8", exclude_categories=("Cs",))
+_LABELS = st.text(_LETTERS, min_size=1, max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=40))
+def test_any_host_text_is_a_target_or_a_clear_refusal(host: str) -> None:
+    try:
+        target = run(check_url(f"http://{host}/", NetPolicy(), any_name_is_public))
+    except JobFailed as exc:
+        assert exc.message.startswith("http(): ")
+        exc.message.encode("utf-8")
+        return
+    assert target.host.isascii() and target.host == target.host.lower()
+    if not target.host_is_ip:
+        assert checked_host(f"http://{target.host}/") == target.host  # already canonical
+    if not host.isascii() and not any(c in host for c in "/?#@:[]"):
+        assert target.host == idna.encode(host, uts46=True).decode("ascii").rstrip(".")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LABELS, min_size=1, max_size=4))
+def test_an_accepted_international_name_is_its_idna_encoding(labels: list[str]) -> None:
+    name = ".".join(labels)
+    try:
+        host = checked_host(f"http://{name}/")
+    except JobFailed:
+        return
+    if not name.isascii():
+        expected = idna.encode(name, uts46=True, transitional=False).decode("ascii")
+        assert host == expected.rstrip(".")
+    assert checked_host(f"http://{host}/") == host

@@ -139,3 +139,26 @@ def test_the_test_http_job_finds_every_probe_refused(client: httpx.Client) -> No
     assert out["allRefused"] is True and out["reached"] == []
     assert len(out["outcomes"]) >= 19
     assert all(v.startswith("refused: http():") for v in out["outcomes"].values()), out
+
+
+def test_international_names_meet_the_lists_as_a_browser_sends_them(
+        start_hub: Callable[..., HubProcess]) -> None:
+    """The deny entry names faß.de as a browser sends it (xn--fa-hia.de); a job asking
+    for faß.de meets it, and a name IDNA 2008 refuses fails that call alone, in words."""
+    hub = start_hub({"WEBJOB_HTTP_DENY": "xn--fa-hia.de, *.bücher.example"}, {})
+    code = """
+const refused = []
+for (const url of ["http://faß.de/", "http://FAß.de./a", "http://shop.Bücher.example/",
+                   "http://☃.net/", "http://xn--zz.example/"]) {
+  try { await http(url); refused.push("REACHED " + url) } catch (e) { refused.push(e.message) }
+}
+return { refused }"""
+    refused = execute(hub, code)["refused"]
+    assert isinstance(refused, list) and len(refused) == 5, refused
+    assert all("denied by the hub's network policy" in r for r in refused[:3]), refused
+    assert all("is not a valid international domain name" in r for r in refused[3:]), refused
+    with hub.client() as c:
+        uncaught = c.post("/api/webjobs/execute", headers={**AUTH, "Accept": "application/json"},
+                          files={"file": ("t.job.js", b'return await http("http://\\u2603.net/")')})
+    assert uncaught.json()["code"] == "JOB-001", uncaught.text
+    assert "not a valid international domain name" in uncaught.json()["error"]
