@@ -739,7 +739,9 @@ def test_the_lists_see_the_host_a_browser_would() -> None:
         NetPolicy.from_settings("☃.net", "", "")
 
 
-_LETTERS = st.characters(codec="utf-8", exclude_categories=("Cs",))
+# Anything a label may hold, without what would end the host inside a URL.
+_LETTERS = st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zs"),
+                         exclude_characters="/?#@:[]\\%.")
 _LABELS = st.text(_LETTERS, min_size=1, max_size=12)
 
 
