@@ -1,0 +1,411 @@
+"""Hostile input through every door of one real hub: arbitrary Unicode (lone surrogates
+included) and arbitrary JSON shapes (deep, huge numbers, odd tokens) in a public job's
+query string, form and JSON body, in headers and job names, and in the owner's routes
+(/save, /execute, /debug, schedules, secrets, sign-in, /history search).
+
+After every example: the answer is 2xx/3xx/4xx or a job's own failure, with a code
+when it is a failure; the pool's workers are all back; a run it made reached history.
+After every surface: a plain run still works and is recorded. Bytes are sent as
+written (a raw client for the request line and headers, JSON escapes for surrogates),
+so what reaches the hub is what an attacker would send."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import string
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shared.text import clean_json
+from tests.hub.conftest import AUTH, HubProcess, running_hub
+from tests.hub.fuzz_support import (
+    ANY_TEXT,
+    FUZZ,
+    JSON_VALUES,
+    ODD_JSON,
+    ODD_JSON_TEXTS,
+    RAW_JSON,
+    Answer,
+    assert_normal_run_recorded,
+    assert_recorded,
+    assert_workers_back,
+    check_answer,
+    has_surrogate,
+    js_safe,
+    json_body,
+    ndjson_lines,
+    percent,
+    query_of,
+    raw_request,
+    send,
+    whole_pool,
+    worker_counts,
+    wtf8,
+)
+
+ECHO = "public_fuzz_echo"
+JOBS = {ECHO: "return { params, query: request.query, headers: request.headers }"}
+ENGINE_FLAGS = ("enableLogger", "raw", "_console", "_debug")
+ACCEPTS = st.sampled_from([b"application/json", b"*/*", b"text/html",
+                           b"application/x-ndjson"])
+OWNER_PASSWORD = "fuzz-owner-password-1"
+PLAIN = {"Accept": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    # A trusted proxy on loopback lets each sign-in example come from its own address
+    # (X-Forwarded-For), so the sign-in slow-down does not stretch the run.
+    env = {"WEBHUB_TRUSTED_PROXIES": "127.0.0.1"}
+    with running_hub(tmp_path_factory.mktemp("fuzz-inputs"), env, JOBS) as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def client(hub: HubProcess) -> Iterator[httpx.Client]:
+    with hub.client() as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def full_pool(client: httpx.Client) -> int:
+    return whole_pool(client)
+
+
+@pytest.fixture
+def pool(client: httpx.Client, full_pool: int) -> int:
+    """The pool's size, once it is whole: a pool an earlier surface broke fails the
+    next one at once (blaming the earlier one) instead of at every example's timeout."""
+    counts = worker_counts(client)
+    assert counts.get("workers") == counts.get("idle") == full_pool, \
+        f"the pool was not whole before this surface (an earlier one broke it): {counts}"
+    return full_pool
+
+
+@pytest.fixture(scope="module")
+def owner_token(hub: HubProcess) -> str:
+    return hub.add_user("fuzz-owner", "OWNER", OWNER_PASSWORD)
+
+
+def job_result(answer: Answer) -> Any:
+    """What the job returned (plain JSON, or the data of an NDJSON answer)."""
+    if answer.content_type == "application/x-ndjson":
+        _, meta, data = ndjson_lines(answer.body)
+        assert meta is not None, answer.describe()
+        return json.loads(data)
+    return json.loads(answer.body)
+
+
+def settle(client: httpx.Client, hub: HubProcess, pool: int, answer: Answer) -> None:
+    """The checks every example ends with; a run it made must be in history."""
+    check_answer(answer, hub)
+    assert_workers_back(client, hub, pool, answer.sent)
+    job_id = answer.headers.get("x-job-id")
+    if job_id:
+        assert_recorded(client, hub, job_id, answer.sent)
+
+
+def collected(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """Query or form pairs as a job's ``params`` (a repeated name is an array)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        prev = out.get(key)
+        out[key] = value if key not in out else [*prev, value] if isinstance(prev, list) \
+            else [prev, value]
+    for flag in ENGINE_FLAGS:
+        out.pop(flag, None)
+    return out
+
+
+PAIRS = st.lists(st.tuples(ANY_TEXT, ANY_TEXT), max_size=5)
+
+
+def test_query_string(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(pairs=PAIRS, accept=ACCEPTS)
+    def example(pairs: list[tuple[str, str]], accept: bytes) -> None:
+        target = f"/api/webjobs/{ECHO}?{query_of(pairs)}".encode()
+        answer = raw_request(hub.url, "GET", target, [(b"Accept", accept)])
+        settle(client, hub, pool, answer)
+        if answer.status == 200 and not has_surrogate(pairs):
+            assert job_result(answer)["params"] == collected(pairs), answer.describe()
+
+    example()
+    assert_normal_run_recorded(client, hub)
+
+
+def test_form_body(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(pairs=PAIRS, junk=st.binary(max_size=60), use_junk=st.booleans())
+    def example(pairs: list[tuple[str, str]], junk: bytes, use_junk: bool) -> None:
+        body = junk if use_junk else query_of(pairs).encode()
+        answer = send(client, "POST", f"/api/webjobs/{ECHO}", body, {
+            **PLAIN, "Content-Type": "application/x-www-form-urlencoded"})
+        settle(client, hub, pool, answer)
+        if answer.status == 200 and not use_junk and not has_surrogate(pairs):
+            assert job_result(answer)["params"] == collected(pairs), answer.describe()
+
+    example()
+    assert_normal_run_recorded(client, hub)
+
+
+def expected_params(body: bytes) -> Any:
+    posted = json.loads(body)
+    if isinstance(posted, dict):
+        posted = {k: v for k, v in posted.items() if k not in ENGINE_FLAGS}
+    return clean_json(posted)
+
+
+JSON_TYPES = st.sampled_from(["application/json", "application/vnd.x+json",
+                              "application/json; charset=utf-8", "text/plain"])
+
+
+def test_json_body(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(body=RAW_JSON, ctype=JSON_TYPES, accept=ACCEPTS)
+    def example(body: bytes, ctype: str, accept: bytes) -> None:
+        answer = send(client, "POST", f"/api/webjobs/{ECHO}", body, {
+            "Accept": accept.decode(), "Content-Type": ctype}, f"{ctype} {body[:300]!r}")
+        settle(client, hub, pool, answer)
+        if answer.status == 200 and ctype != "text/plain" and body in ODD_JSON_TEXTS:
+            return  # odd tokens: any 2xx/4xx will do
+        if answer.status == 200 and ctype != "text/plain":
+            posted = json.loads(body)
+            if js_safe(posted):
+                assert job_result(answer)["params"] == expected_params(body), answer.describe()
+
+    example()
+    assert_normal_run_recorded(client, hub)
+
+
+HEADER_NAMES = st.one_of(
+    st.sampled_from(["accept", "content-type", "cookie", "authorization", "x-api-key",
+                     "origin", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest",
+                     "x-forwarded-for", "user-agent", "accept-language", "referer"]),
+    st.text(string.ascii_lowercase + string.digits + "-_", min_size=1, max_size=12)
+    .map(lambda s: f"x-fz-{s}"))
+HEADER_VALUES = st.binary(max_size=40).map(lambda b: bytes(c for c in b if c not in b"\r\n"))
+
+
+def test_headers(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(headers=st.dictionaries(HEADER_NAMES, HEADER_VALUES, max_size=4), accept=ACCEPTS)
+    def example(headers: dict[str, bytes], accept: bytes) -> None:
+        sent = [(k.encode(), v) for k, v in headers.items()]
+        if "accept" not in headers:
+            sent.append((b"Accept", accept))
+        answer = raw_request(hub.url, "GET", f"/api/webjobs/{ECHO}".encode(), sent)
+        settle(client, hub, pool, answer)
+        if answer.status == 200:
+            seen = job_result(answer)["headers"]
+            for name, value in headers.items():
+                if name.startswith("x-fz-") and all(c >= 0x20 or c == 9 for c in value):
+                    assert seen.get(name) == value.decode("latin-1").strip(" \t"), \
+                        answer.describe()
+
+    example()
+    assert_normal_run_recorded(client, hub)
+
+
+KEEP = {ECHO, "public_ping"}
+
+
+def test_job_names_in_paths(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(name=ANY_TEXT, raw=st.booleans(), suffix=st.sampled_from(
+        ["", "/code", "/versions", "/keys", "/versions/1", "/output"]),
+        method=st.sampled_from(["GET", "POST", "DELETE"]))
+    def example(name: str, raw: bool, suffix: str, method: str) -> None:
+        if name in KEEP or (method == "DELETE" and suffix):
+            return
+        segment = wtf8(name).replace(b"/", b"%2F").replace(b"?", b"%3F").replace(b"#", b"%23")
+        segment = segment if raw else percent(name).encode()
+        segment = bytes(c for c in segment if c > 0x20 and c != 0x7F) or b"x"
+        target = b"/api/webjobs/" + segment + suffix.encode()
+        answer = raw_request(hub.url, method, target,
+                             [(b"Authorization", AUTH["Authorization"].encode()),
+                              (b"Accept", b"application/json")])
+        settle(client, hub, pool, answer)
+
+    example()
+    assert_normal_run_recorded(client, hub)
+
+
+NAMES = st.one_of(ANY_TEXT, st.from_regex(r"\Afz_[a-z0-9_-]{1,10}\Z"),
+                  st.from_regex(r"\Afz_[a-z0-9]{1,6}\Z").map(lambda n: n + "\n"))
+CODES = st.one_of(ANY_TEXT, ANY_TEXT.map(lambda t: f"return {json.dumps(t)}"),
+                  ANY_TEXT.map(lambda t: f"// {t}\nreturn 1"),
+                  ANY_TEXT.map(lambda t: f"/*\nName: {t}\nAccess: {t}\n*/\nreturn 'ok'"))
+
+
+def test_save(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(name=NAMES, code=CODES, whole=st.one_of(st.none(), ODD_JSON))
+    def example(name: str, code: str, whole: bytes | None) -> None:
+        if name in KEEP:
+            return
+        body = whole if whole is not None else json_body({"name": name, "code": code})
+        answer = send(client, "POST", "/api/webjobs/save", body, AUTH)
+        settle(client, hub, pool, answer)
+        if answer.status != 200:
+            return
+        saved = percent(json.loads(answer.body)["job"]["name"])
+        for method, path, headers in (("GET", saved, PLAIN), ("GET", f"{saved}/code", {}),
+                                      ("GET", f"{saved}/versions", {}), ("DELETE", saved, {})):
+            settle(client, hub, pool, send(client, method, f"/api/webjobs/{path}",
+                                           headers={**AUTH, **headers}))
+
+    example()
+    assert_normal_run_recorded(client, hub)
+
+
+def multipart(fields: list[tuple[str, bytes, str | None]]) -> tuple[bytes, str]:
+    boundary = "fuzzboundary7d1c"
+    parts = []
+    for name, value, filename in fields:
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename
+                                                      else "")
+        parts.append(f"--{boundary}\r\nContent-Disposition: {disposition}\r\n\r\n".encode()
+                     + value + b"\r\n")
+    body = b"".join(parts) + f"--{boundary}--\r\n".encode()
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+FILE_BYTES = st.one_of(CODES.map(wtf8), st.binary(max_size=80))
+PARAM_BYTES = st.one_of(RAW_JSON, ANY_TEXT.map(wtf8), JSON_VALUES.map(
+    lambda v: json_body({"x": v})))
+
+
+def test_execute(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(code=FILE_BYTES, params=PARAM_BYTES, name=st.one_of(st.none(), ANY_TEXT))
+    def example(code: bytes, params: bytes, name: str | None) -> None:
+        fields: list[tuple[str, bytes, str | None]] = [("file", code, "fz.job.js"),
+                                                       ("params", params, None)]
+        if name is not None:
+            fields.append(("name", wtf8(name), None))
+        body, ctype = multipart(fields)
+        answer = send(client, "POST", "/api/webjobs/execute", body,
+                      {**AUTH, "Content-Type": ctype})
+        settle(client, hub, pool, answer)
+
+    example()
+    assert_normal_run_recorded(client, hub)
+
+
+def debug_body(params: bytes, code: str | None, method: str | None) -> bytes:
+    """A debug request that never parks (no stepping, no breakpoints), so it ends."""
+    extra = b"".join([b',"code":' + json_body(code) if code is not None else b"",
+                      b',"method":' + json_body(method) if method is not None else b""])
+    return b'{"stepFromStart":false,"breakpoints":[],"params":' + params + extra + b"}"
+
+
+def test_debug_params(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(params=st.one_of(JSON_VALUES.map(json_body),
+                            st.sampled_from([b"[" * 5000 + b"]" * 5000, b'{"x":NaN}',
+                                             b'{"x":"\\ud800"}', b'"\\udfff"'])),
+           code=st.one_of(st.none(), CODES), method=st.one_of(st.none(), ANY_TEXT),
+           name=st.one_of(st.just(ECHO), ANY_TEXT))
+    def example(params: bytes, code: str | None, method: str | None, name: str) -> None:
+        body = debug_body(params, code if "debugger" not in (code or "") else None, method)
+        answer = send(client, "POST", f"/api/webjobs/debug/{percent(name) or 'x'}", body, AUTH)
+        settle(client, hub, pool, answer)
+
+    example()
+    assert_normal_run_recorded(client, hub)
+
+
+def test_schedule_parameters(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(name=ANY_TEXT, params=JSON_VALUES, changed=JSON_VALUES, run_with=JSON_VALUES,
+           zone=st.one_of(st.none(), ANY_TEXT), cron=st.one_of(st.just("0 3 1 1 *"), ANY_TEXT))
+    def example(name: str, params: Any, changed: Any, run_with: Any, zone: str | None,
+                cron: str) -> None:
+        schedule = {"name": name or "fz", "jobName": ECHO, "cron": cron, "params": params,
+                    "enabled": False, **({"timezone": zone} if zone is not None else {})}
+        body = json_body(schedule)
+        made = send(client, "POST", "/api/webjobs/schedules", body, AUTH)
+        settle(client, hub, pool, made)
+        if made.status != 200:
+            return
+        sid = json.loads(made.body)["schedule"]["id"]
+        steps = [("PUT", f"/schedules/{sid}", json_body({"params": changed, "name": name})),
+                 ("POST", f"/schedules/{sid}/run", json_body({"params": run_with})),
+                 ("GET", "/schedules", b""), ("GET", f"/schedules/{sid}/history", b""),
+                 ("DELETE", f"/schedules/{sid}", b"")]
+        for method, path, content in steps:
+            settle(client, hub, pool, send(client, method, f"/api/webjobs{path}", content, AUTH))
+
+    example()
+    assert_normal_run_recorded(client, hub)
+
+
+def test_secrets(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(name=st.one_of(ANY_TEXT, st.from_regex(r"\Afz_[a-z0-9._-]{1,10}\Z")),
+           value=st.one_of(ANY_TEXT.map(lambda t: "secret-" + t), JSON_VALUES),
+           whole=st.one_of(st.none(), ODD_JSON))
+    def example(name: str, value: Any, whole: bytes | None) -> None:
+        path = f"/api/webjobs/secrets/{percent(name) or 'x'}"
+        body = whole if whole is not None else json_body({"value": value})
+        answer = send(client, "PUT", path, body, AUTH)
+        settle(client, hub, pool, answer)
+        for method, tail in (("GET", "/changes"), ("DELETE", "")):
+            settle(client, hub, pool, send(client, method, path + tail, headers=AUTH))
+        settle(client, hub, pool, send(client, "GET", "/api/webjobs/secrets", headers=AUTH))
+
+    example()
+    assert_normal_run_recorded(client, hub)
+
+
+_addresses = itertools.count(1)
+
+
+def test_sign_in(hub: HubProcess, client: httpx.Client, pool: int, owner_token: str) -> None:
+    @FUZZ
+    @given(name=st.one_of(ANY_TEXT, st.just("fuzz-owner")), password=ANY_TEXT,
+           route=st.sampled_from(["login-json", "login-form", "token"]),
+           whole=st.one_of(st.none(), ODD_JSON))
+    def example(name: str, password: str, route: str, whole: bytes | None) -> None:
+        n = next(_addresses)
+        headers = {"X-Forwarded-For": f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}"}
+        if route == "login-form":
+            body = f"name={percent(name)}&password={percent(password)}".encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        else:
+            fields = {"name": name, "password": password, "label": name}
+            body = whole if whole is not None else json_body(fields)
+            headers["Content-Type"] = "application/json"
+        path = "/api/auth/token" if route == "token" else "/api/auth/login"
+        answer = send(client, "POST", path, body, headers)
+        settle(client, hub, pool, answer)
+        assert answer.status != 200 or password == OWNER_PASSWORD, answer.describe()
+
+    example()
+    me = client.get("/api/auth/me", headers={"Authorization": f"Bearer {owner_token}"})
+    assert me.status_code == 200 and me.json()["name"] == "fuzz-owner", me.text
+    assert_normal_run_recorded(client, hub)
+
+
+HISTORY_FIELDS = st.sampled_from(["search", "job", "status", "source", "caller", "since",
+                                  "until", "limit", "offset", "schedule"])
+
+
+def test_history_search(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @given(search=ANY_TEXT, others=st.lists(st.tuples(HISTORY_FIELDS, ANY_TEXT), max_size=3))
+    def example(search: str, others: list[tuple[str, str]]) -> None:
+        target = f"/api/webjobs/history?{query_of([('search', search), *others])}".encode()
+        answer = raw_request(hub.url, "GET", target,
+                             [(b"Authorization", AUTH["Authorization"].encode())])
+        settle(client, hub, pool, answer)
+
+    example()
+    assert_normal_run_recorded(client, hub)
