@@ -19,6 +19,9 @@ from shared.errors import Forbidden, NotSignedIn
 # Request headers a job never sees: credentials stay with the hub.
 WITHHELD_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization", "x-api-key"})
 SESSION_COOKIE = "webhub_session"
+DEBUG_COOKIE = "webhub_debug"  # tags a browser tab a debugger is attached to
+# The cookies the hub reads: a job's answer may not set them (hub.api.answer_rules).
+HUB_COOKIES = frozenset({SESSION_COOKIE, DEBUG_COOKIE})
 KEY_PREFIX = "wjk_"
 
 
@@ -153,6 +156,38 @@ def check_owner(caller: Caller) -> None:
         raise NotSignedIn("Sign in as an owner to manage jobs")
     if not caller.is_owner:
         raise Forbidden("Only owners may manage jobs")
+
+
+def is_cross_site(headers: Mapping[str, str], own_origin: str) -> bool:
+    """Whether a browser sent this request for a page of another site. ``Sec-Fetch-Site``
+    is believed first (``same-site`` counts as another site: a sibling subdomain is not
+    the hub); without it, an ``Origin`` that is not the hub's. Without either, nothing
+    says so (a script, or an old browser's plain GET)."""
+    fetch_site = headers.get("sec-fetch-site", "").strip().lower()
+    if fetch_site:
+        return fetch_site not in ("same-origin", "none")
+    origin = headers.get("origin", "").strip()
+    return bool(origin) and origin != own_origin
+
+
+def _visits_page(method: str, headers: Mapping[str, str]) -> bool:
+    """A top-level navigation: a link followed, a URL typed, not a form or a fetch."""
+    return (method == "GET" and headers.get("sec-fetch-mode", "").lower() == "navigate"
+            and headers.get("sec-fetch-dest", "").lower() == "document")
+
+
+def run_caller(caller: Caller, method: str, headers: Mapping[str, str], own_origin: str,
+               page_job: bool) -> Caller:
+    """Who runs a job for this request. The session cookie is ambient (the browser sends
+    it whichever page asks), so a request another site made carries no identity:
+    the caller is nobody, and a job that is not public refuses them. A link from
+    another site to a ``Mode: page`` job, followed as a page visit, keeps its caller
+    (an emailed link to a page must work). Tokens and keys are never ambient."""
+    if caller.via != "session" or not is_cross_site(headers, own_origin):
+        return caller
+    if page_job and _visits_page(method, headers):
+        return caller
+    return ANONYMOUS
 
 
 def check_same_origin(caller: Caller, method: str, headers: Mapping[str, str],

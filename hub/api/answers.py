@@ -31,6 +31,9 @@ PAGE_CSP = ("default-src 'self' https: data:; script-src 'self' 'unsafe-inline' 
             "frame-ancestors 'self'; base-uri 'self'; object-src 'none'")
 
 _UNSAFE_FILENAME = re.compile(r'[^A-Za-z0-9._ -]')
+# Document types a browser runs scripts in besides the XML family (see runs_scripts).
+SCRIPT_TYPES = frozenset({"text/html", "application/xhtml+xml", "image/svg+xml", "text/xsl",
+                          "application/xslt+xml", "multipart/x-mixed-replace"})
 
 
 def wants_stream(flags_raw: bool, flags_logger: bool, accept: str) -> bool:
@@ -54,7 +57,10 @@ def error_response(err: WebJobsError, runtime_ms: int | None = None,
     """A failure as JSON (or one NDJSON line); ``job_id`` names the run that failed,
     so a client can look it up in history without searching."""
     body = failure_object(err, runtime_ms)
-    headers = {"X-Job-Id": job_id} if job_id else {}
+    # Set here too: the hub's last-resort 500 is sent outside every middleware.
+    headers = {"X-Content-Type-Options": "nosniff"}
+    if job_id:
+        headers["X-Job-Id"] = job_id
     if err.retry_after:
         headers["Retry-After"] = str(err.retry_after)
     if stream:
@@ -81,6 +87,18 @@ def result_bytes(result: RunResult) -> bytes:
     return result.body  # binary bodies were decoded by the worker
 
 
+def runs_scripts(content_type: str) -> bool:
+    """Whether a browser may run scripts in a document of ``content_type``: HTML, and
+    every XML type (XHTML, SVG, and XML that an XSLT turns into a page). A type it
+    cannot read is treated as one: with ``nosniff`` a browser does not guess, but the
+    page CSP costs nothing on a download."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    kind, _, sub = media.partition("/")
+    if not kind or not sub:
+        return True
+    return media in SCRIPT_TYPES or sub == "xml" or sub.endswith("+xml")
+
+
 def _job_headers(result: RunResult) -> dict[str, str]:
     meta = result.meta
     headers = {str(k): str(v) for k, v in (meta.get("headers") or {}).items()
@@ -92,8 +110,7 @@ def _job_headers(result: RunResult) -> dict[str, str]:
         safe = _UNSAFE_FILENAME.sub("_", str(meta["filename"]))[:150] or "download"
         headers["Content-Disposition"] = f'attachment; filename="{safe}"'
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
-    if meta.get("type") in ("html", "raw") and "content-security-policy" not in lower \
-            and content_type.lower().startswith("text/html"):
+    if "content-security-policy" not in lower and runs_scripts(content_type):
         headers["Content-Security-Policy"] = PAGE_CSP
     headers["X-Job-Id"] = result.job_id
     return headers

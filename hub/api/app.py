@@ -28,6 +28,7 @@ from hub.api.routes import router
 from hub.api.run_route import literal_segments, run_router
 from hub.api.schedule_routes import router as schedule_router
 from hub.api.secret_routes import router as secret_router
+from hub.api.security_headers import NoSniff
 from hub.api.store_routes import router as store_router
 from hub.api.streaming import ClientGone
 from hub.auth import Identity
@@ -150,6 +151,7 @@ def create_app(settings: Settings) -> FastAPI:
     for each in routers:
         app.include_router(each)
     _install_error_handlers(app)
+    app.add_middleware(NoSniff)
     return app
 
 

@@ -24,7 +24,7 @@ from starlette.responses import Response, StreamingResponse
 from hub.api.answers import NDJSON, plain_response
 from hub.api.deps import Hub, hub_of, owner_of
 from hub.api.inbound import Inbound, read_json_object
-from hub.auth import Caller
+from hub.auth import DEBUG_COOKIE, Caller
 from hub.engine.instrument import instrument
 from hub.services.debugging import IDLE_LIMIT_S, DebugSession, owner_key
 from hub.services.runs import LoadedJob, new_job_id
@@ -32,7 +32,7 @@ from shared.errors import BadRequest
 from shared.ndjson import DebugAnswer, DebugRequest, encode_line
 
 router = APIRouter(prefix="/api/webjobs")
-COOKIE = "webhub_debug"
+COOKIE = DEBUG_COOKIE
 TAG = "_debug"
 
 

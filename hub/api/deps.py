@@ -9,7 +9,7 @@ from ipaddress import IPv4Network, IPv6Network
 from starlette.requests import Request
 
 from hub.abuse import RateLimiter, SignInThrottle, client_address
-from hub.auth import Caller, Identity, check_owner, check_same_origin
+from hub.auth import Caller, Identity, check_owner, check_same_origin, run_caller
 from hub.engine.engine import Engine
 from hub.secrets.service import SecretsService
 from hub.services.catalog import Catalog
@@ -81,10 +81,12 @@ def own_origin(request: Request) -> str:
     return f"{public_scheme(request)}://{host}"
 
 
-async def caller_of(request: Request) -> Caller:
+async def caller_of(request: Request, page_job: bool | None = None) -> Caller:
     """Who is calling. The lookup reads the hub database; a server database (not the
     embedded SQLite file) is read in a thread, so a slow or unreachable server never
-    holds up the event loop."""
+    holds up the event loop. For a job run (``page_job`` says whether it is a
+    ``Mode: page`` job), a cross-site request's session counts for nobody
+    (``hub.auth.run_caller``)."""
     hub = hub_of(request)
     proof = ("authorization" in request.headers or "x-api-key" in request.headers
              or bool(request.cookies))
@@ -93,7 +95,10 @@ async def caller_of(request: Request) -> Caller:
                                          request.cookies)
     else:
         caller = hub.identity.resolve(request.headers, request.cookies)
-    check_same_origin(caller, request.method, request.headers, own_origin(request))
+    origin = own_origin(request)
+    if page_job is not None:
+        caller = run_caller(caller, request.method, request.headers, origin, page_job)
+    check_same_origin(caller, request.method, request.headers, origin)
     return caller
 
 

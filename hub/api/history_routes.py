@@ -16,6 +16,7 @@ from shared.errors import BadRequest, NotFound
 router = APIRouter(prefix="/api/webjobs")
 MAX_OFFSET = 10_000_000
 MAX_TEXT = 200
+LAST_SECOND = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
 
 
 def _int_param(raw: str | None, name: str, default: int, low: int, high: int) -> int:
@@ -35,14 +36,17 @@ def _time_param(raw: str | None, name: str) -> float | None:
     if raw is None or raw == "":
         return None
     text = raw.strip()
+    refusal = BadRequest(f"'{name}' must be an ISO 8601 date or time (e.g. 2026-11-29 or "
+                         f"2026-11-29T13:45:00Z) or epoch milliseconds, not '{text[:40]}'")
     try:
-        if text.lstrip("-").isdigit():
-            return int(text) / 1000
+        if text.lstrip("-").isascii() and text.lstrip("-").isdigit():
+            seconds = int(text) / 1000
+            if abs(seconds) > LAST_SECOND:  # no store keeps (or compares) such a time
+                raise refusal
+            return seconds
         when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except (ValueError, OverflowError):
-        raise BadRequest(f"'{name}' must be an ISO 8601 date or time (e.g. 2026-11-29 or "
-                         f"2026-11-29T13:45:00Z) or epoch milliseconds, not "
-                         f"'{text[:40]}'") from None
+        raise refusal from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     return when.timestamp()

@@ -13,8 +13,12 @@ from starlette.requests import Request
 
 from hub.auth import WITHHELD_HEADERS
 from shared.errors import BadRequest, BodyTooLarge
+from shared.text import clean_json, clean_text, nesting_depth
 
 ENGINE_FLAGS = ("enableLogger", "raw", "_console", "_debug")
+# Deeper than any real payload (webhooks nest a handful of levels), and shallow enough
+# that every recursive encoder after the door (the worker protocol, history) is safe.
+MAX_JSON_DEPTH = 64
 
 
 @dataclass
@@ -55,16 +59,48 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
     return body
 
 
-async def read_json_object(request: Request, max_bytes: int) -> dict[str, Any]:
-    """A request body that must be one JSON object (an empty body is ``{}``)."""
-    body = await read_body(request, max_bytes)
+def parse_json(text: str | bytes, what: str = "The request body") -> Any:
+    """JSON from outside, as the hub can carry it: nested at most ``MAX_JSON_DEPTH``
+    deep (else HUB-001), every lone surrogate as U+FFFD."""
+    return clean_json(parse_exact_json(text, what))
+
+
+def parse_exact_json(text: str | bytes, what: str = "The request body") -> Any:
+    """As :func:`parse_json`, but its text as sent (lone surrogates kept): for a caller
+    that refuses them (see :func:`refuse_lone_surrogates`) before cleaning the rest."""
+    too_deep = BadRequest(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
     try:
-        data = json.loads(body or b"{}")
+        data = json.loads(text)
+    except RecursionError:  # the parser's own limit, far deeper than ours
+        raise too_deep from None
     except ValueError:
-        raise BadRequest("The request body is not valid JSON") from None
+        raise BadRequest(f"{what} is not valid JSON") from None
+    if nesting_depth(data) > MAX_JSON_DEPTH:
+        raise too_deep
+    return data
+
+
+def refuse_lone_surrogates(data: dict[str, Any], fields: tuple[str, ...]) -> None:
+    """HUB-001 when one of ``fields`` is text UTF-8 cannot carry: the hub keeps it
+    (a job's code, a secret's value) and a silent U+FFFD would change what it does."""
+    for name in fields:
+        value = data.get(name)
+        if isinstance(value, str) and clean_text(value) != value:
+            raise BadRequest(f"'{name}' holds a lone surrogate (\\ud800-\\udfff), "
+                             "which is not text: send the characters themselves")
+
+
+async def read_json_object(request: Request, max_bytes: int,
+                           exact: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A request body that must be one JSON object (an empty body is ``{}``). A lone
+    surrogate is refused in the ``exact`` fields and carried as U+FFFD elsewhere."""
+    body = await read_body(request, max_bytes)
+    data = parse_exact_json(body or b"{}")
     if not isinstance(data, dict):
         raise BadRequest("The request body must be a JSON object")
-    return data
+    refuse_lone_surrogates(data, exact)
+    cleaned: dict[str, Any] = clean_json(data)
+    return cleaned
 
 
 def media_type(request: Request) -> str:
@@ -77,10 +113,7 @@ async def _body_params(request: Request, body: bytes) -> Any:
     if not body:
         return {}
     if ctype == "application/json" or ctype.endswith("+json"):
-        try:
-            return json.loads(body)
-        except ValueError:
-            raise BadRequest("The request body is not valid JSON") from None
+        return parse_json(body)
     if ctype == "application/x-www-form-urlencoded":
         text = body.decode("utf-8", errors="replace")
         return _collect(parse_qsl(text, keep_blank_values=True))
@@ -89,7 +122,8 @@ async def _body_params(request: Request, body: bytes) -> Any:
             form = await request.form()
         except Exception:
             raise BadRequest("The multipart form could not be read") from None
-        return _collect([(k, v) for k, v in form.multi_items() if isinstance(v, str)])
+        return _collect([(clean_text(k), clean_text(v)) for k, v in form.multi_items()
+                         if isinstance(v, str)])
     return {}
 
 

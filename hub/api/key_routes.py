@@ -37,9 +37,18 @@ async def list_keys(name: str, request: Request) -> dict[str, Any]:
     return {"keys": [asdict(k) for k in hub_of(request).users.list_keys(name)]}
 
 
+def _key_id(raw: str) -> int | None:
+    """A key id from the path; None for anything no key can have (digits only, and
+    short: ``int`` alone would take ' 2', '+2' or '٢', and a huge one no database binds)."""
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
+        return None
+    return int(raw)
+
+
 @router.delete("/{name}/keys/{key_id}")
-async def revoke_key(name: str, key_id: int, request: Request) -> dict[str, Any]:
+async def revoke_key(name: str, key_id: str, request: Request) -> dict[str, Any]:
     await owner_of(request)
-    if not hub_of(request).users.revoke_key(name, key_id):
-        raise NotFound(f"Job '{name}' has no key {key_id}")
+    number = _key_id(key_id)
+    if number is None or not hub_of(request).users.revoke_key(name, number):
+        raise NotFound(f"Job '{name}' has no key {key_id[:40]}")
     return {"success": True}

@@ -4,7 +4,6 @@ service and shapes the answer."""
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import Any
 
@@ -17,7 +16,14 @@ from hub.api.answers import refusal
 from hub.api.attach import attached_answer
 from hub.api.deps import address_of, caller_of, hub_of, owner_of
 from hub.api.history_routes import stats_json
-from hub.api.inbound import Inbound, read_body, read_inbound, read_json_object
+from hub.api.inbound import (
+    Inbound,
+    parse_json,
+    read_body,
+    read_inbound,
+    read_json_object,
+    refuse_lone_surrogates,
+)
 from hub.api.streaming import answer_run
 from hub.auth import Caller
 from hub.store.base import JOB_NAME_RE
@@ -30,6 +36,7 @@ from shared.errors import (
     NotFound,
     WebJobsError,
 )
+from shared.text import clean_text
 
 PREFIX = "/api/webjobs"
 router = APIRouter(prefix=PREFIX)
@@ -72,7 +79,8 @@ async def running(request: Request) -> dict[str, Any]:
 @router.post("/save")
 async def save(request: Request) -> dict[str, Any]:
     caller = await owner_of(request)
-    data = await read_json_object(request, hub_of(request).settings.max_body_bytes)
+    data = await read_json_object(request, hub_of(request).settings.max_body_bytes,
+                                  exact=("code",))
     name = data.get("name")
     if not isinstance(name, str):
         raise BadJobName("'name' must be the job's name, as a string")
@@ -89,6 +97,8 @@ async def _form_file(request: Request) -> tuple[str, str, dict[str, Any]]:
         raise BadRequest("Send the job as multipart/form-data with a 'file' field") from None
     upload = form.get("file")
     fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    refuse_lone_surrogates(fields, ("code",))
+    fields = {clean_text(k): clean_text(v) for k, v in fields.items()}
     if isinstance(upload, UploadFile):
         raw = await upload.read()
         filename = upload.filename or ""
@@ -133,10 +143,7 @@ async def execute(request: Request) -> Response:
 async def _execute(request: Request, caller: Caller) -> Response:
     hub = hub_of(request)
     filename, code, fields = await _form_file(request)
-    try:
-        params = json.loads(fields.get("params") or "{}")
-    except ValueError:
-        raise BadRequest("'params' must be JSON") from None
+    params = parse_json(fields.get("params") or "{}", "'params'")
     try:
         await hub.catalog.check(code)  # a body that does not parse never runs
     except JobDoesNotParse as exc:  # for a run, that is the job failing: JOB-001
@@ -177,7 +184,7 @@ async def stop(job_id: str, request: Request) -> Response:
 async def run_job(name: str, request: Request) -> Response:
     hub = hub_of(request)
     job = await hub.runner.load(name)
-    caller = await caller_of(request)
+    caller = await caller_of(request, page_job=job.header.mode == "page")
     hub.runner.authorise(job, caller)
     address = address_of(request)
     if caller.kind == "anonymous":  # only public jobs get this far without credentials

@@ -49,7 +49,7 @@ def run_router(claimed: set[str]) -> APIRouter:
     pattern = _UnclaimedName.regex
     if claimed:
         words = "|".join(re.escape(word) for word in sorted(claimed))
-        pattern = f"(?!(?:{words})$)[^/]+"
+        pattern = f"(?!(?:{words})\\Z)[^/]+"
     # Starlette keeps convertors by name and reads the pattern as a route is made;
     # every app of this process has the same routes.
     register_url_convertor(_CONVERTOR, type("_Unclaimed", (_UnclaimedName,), {"regex": pattern})())

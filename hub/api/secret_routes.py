@@ -34,7 +34,7 @@ async def secret_changes(name: str, request: Request) -> dict[str, Any]:
 async def set_secret(name: str, request: Request) -> dict[str, Any]:
     caller = await owner_of(request)
     check_secret_name(name)  # a bad name is refused before its body is read
-    data = await read_json_object(request, SMALL_BODY)
+    data = await read_json_object(request, SMALL_BODY, exact=("value",))
     return await asyncio.to_thread(hub_of(request).secrets.set, name, data.get("value"),
                                    caller.name or caller.kind)
 

@@ -14,10 +14,12 @@ from typing import Any
 from hub.schedule.cron import parse_cron
 from hub.store.base import check_job_name
 from shared.errors import BadRequest
+from shared.text import clean_json, nesting_depth
 
 __all__ = [
-    "CATCH_UP_MODES", "MAX_PARAMS_BYTES", "MAX_RETRIES", "OVERLAP_MODES", "READ_ONLY_FIELDS",
-    "Schedule", "ScheduleInput", "check_schedule_input", "compact_params",
+    "CATCH_UP_MODES", "MAX_PARAMS_BYTES", "MAX_PARAMS_DEPTH", "MAX_RETRIES", "OVERLAP_MODES",
+    "READ_ONLY_FIELDS", "Schedule", "ScheduleInput", "check_schedule_input", "compact_params",
+    "stored_params",
 ]
 
 CATCH_UP_MODES = ("skip", "one")
@@ -25,6 +27,8 @@ OVERLAP_MODES = ("skip", "allow")
 MAX_RETRIES = 10
 MAX_NAME_LENGTH = 100
 MAX_PARAMS_BYTES = 64 * 1024
+# The door's limit (hub.api.inbound.MAX_JSON_DEPTH): a schedule runs what a request could.
+MAX_PARAMS_DEPTH = 64
 # What a client may echo back from a GET in a PUT body: shown, never set by clients.
 READ_ONLY_FIELDS = frozenset({"id", "lastRun", "nextRun", "lastStatus", "retryAt",
                               "retryAttempt", "updated", "updatedAt", "updatedBy",
@@ -69,15 +73,28 @@ class ScheduleInput:
     max_retries: int = 0
 
 
+def stored_params(text: str) -> Any:
+    """Parameters kept as JSON text, parsed as the door parses a request: None when not
+    JSON or nested deeper than ``MAX_PARAMS_DEPTH``; lone surrogates as U+FFFD."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return clean_json(value) if nesting_depth(value) <= MAX_PARAMS_DEPTH else None
+
+
 def compact_params(value: Any) -> str:
     """``params`` given as an object or as JSON text, as compact JSON object text."""
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            raise BadRequest("params: must be a JSON object (the text is not JSON)") from None
+        value = stored_params(value)
+        if value is None:
+            raise BadRequest("params: must be a JSON object (the text is not JSON, or it "
+                             f"nests deeper than {MAX_PARAMS_DEPTH} levels)")
     if not isinstance(value, dict):
         raise BadRequest("params: must be a JSON object")
+    if nesting_depth(value) > MAX_PARAMS_DEPTH:
+        raise BadRequest(f"params: nests deeper than {MAX_PARAMS_DEPTH} levels")
+    value = clean_json(value)
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     if len(text.encode("utf-8")) > MAX_PARAMS_BYTES:
         raise BadRequest(f"params: must be at most {MAX_PARAMS_BYTES // 1024} KB of JSON")

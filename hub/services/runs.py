@@ -9,6 +9,7 @@ warnings about headers.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import time
@@ -16,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from hub.api.answer_rules import answer_problem
 from hub.auth import Caller, check_job_access
 from hub.engine.engine import BridgeHost, DebugHost, Engine, RunRequest, RunResult
 from hub.engine.modules import installed_builds, mentioned
@@ -23,7 +25,7 @@ from hub.secrets.logmask import LOG_MASK
 from hub.services.history import History, RunStart
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
-from shared.errors import NotFound
+from shared.errors import JobFailed, NotFound
 from shared.header import JobHeader, ResolvedLimits, parse_header, resolve_limits
 from shared.ndjson import LogLine
 
@@ -52,6 +54,19 @@ _DESCRIBED_KEPT = 512  # jobs whose description is remembered (all of them, usua
 
 def new_job_id() -> str:
     return f"job_{int(time.time() * 1000)}{os.urandom(3).hex()}"
+
+
+def checked_answer(result: RunResult) -> RunResult:
+    """``result``, or its failure (JOB-001) when its answer cannot go out as HTTP: a
+    header with a line break, a redirect to ``javascript:``... (hub.api.answer_rules).
+    Checked here, once, so every answer form and the run's history agree."""
+    if result.error is not None:
+        return result
+    problem = answer_problem(result.meta)
+    if problem is None:
+        return result
+    error = JobFailed(result.redactor.text(f"The job's answer cannot be sent: {problem}"))
+    return dataclasses.replace(result, ok=False, meta={}, body=b"", error=error)
 
 
 class JobRunner:
@@ -122,7 +137,7 @@ class JobRunner:
             debugger=debugger, bridge=bridge, secret_names=names, secrets=values)
         with LOG_MASK.hold(values.values()):  # until the run's last log line
             if self.history is None:
-                result = await self.engine.run(req)
+                result = checked_answer(await self.engine.run(req))
             else:
                 result = await self._recorded(req, job, caller, params, schedule)
             result.ref = req.ref
@@ -157,7 +172,7 @@ class JobRunner:
 
         req.on_start = started
         try:
-            result = await self.engine.run(req)
+            result = checked_answer(await self.engine.run(req))
         except BaseException:
             if record is not None:
                 history.end_abruptly(record, "the run ended without an outcome")

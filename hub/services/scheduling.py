@@ -22,7 +22,7 @@ from hub.auth import SCHEDULER
 from hub.engine.engine import new_ref
 from hub.history.record import RunRecord
 from hub.schedule.cron import parse_cron
-from hub.schedule.model import Schedule
+from hub.schedule.model import Schedule, stored_params
 from hub.schedule.scheduler import Scheduler
 from hub.schedule.store import ScheduleStore
 from hub.schedule.timing import Firing
@@ -38,11 +38,9 @@ PREVIEW_TIMES = 5
 
 
 def schedule_params(schedule: Schedule) -> dict[str, Any]:
-    """The stored parameters; invalid JSON is logged and the job runs with ``{}``."""
-    try:
-        value = json.loads(schedule.params or "{}")
-    except ValueError:
-        value = None
+    """The stored parameters; invalid (or too deeply nested) JSON is logged and the job
+    runs with ``{}``. A row written by another tool is read as the door reads a request."""
+    value = stored_params(schedule.params or "{}")
     if not isinstance(value, dict):
         log.info("[WebJob:%s] schedule %d (%s) has parameters that are not a JSON object; "
                  "running with {}", schedule.job_name, schedule.id, schedule.name)

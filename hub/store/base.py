@@ -9,7 +9,8 @@ from typing import Protocol
 
 from shared.errors import BadJobName
 
-JOB_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+# \A and \Z, not ^ and $: "$" also matches before a final newline, so "evil\n" passed.
+JOB_NAME_RE = re.compile(r"\A[A-Za-z0-9_-]+\Z")
 MAX_NAME_LENGTH = 100
 
 # Paths under /api/webjobs that are management routes, so never job names.
@@ -20,7 +21,7 @@ RESERVED_NAMES = frozenset({
 
 
 def check_job_name(name: str, *, for_save: bool = False) -> str:
-    if not name or len(name) > MAX_NAME_LENGTH or not JOB_NAME_RE.match(name):
+    if not name or len(name) > MAX_NAME_LENGTH or not JOB_NAME_RE.fullmatch(name):
         raise BadJobName("A job name must be 1-100 characters of letters, digits, '_' and '-'")
     if for_save and name.lower() in RESERVED_NAMES:
         raise BadJobName(f"'{name}' is reserved for the hub's own routes; pick another name")

@@ -36,7 +36,10 @@ MAX_PASSWORD = 1024
 MAX_LABEL = 100
 TOUCH_EVERY = 60.0  # seconds between last_used / last_seen writes for one credential
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9._@-]{1,64}")  # whole names only (fullmatch)
+# Row ids are 64-bit integers in every database the hub uses; one past them is no row
+# (and a driver would refuse to bind it).
+MAX_ROW_ID = 2**63 - 1
 _MAX_SECRET = 200  # longer than any secret this module makes: not worth a query
 _USER_COLS = "u.id, u.name, u.user_class, u.staff_id, u.disabled"
 
@@ -89,8 +92,13 @@ def _key(row: Row) -> ApiKey:
                   None if row[4] is None else float(row[4]), bool(row[5]))
 
 
+def _row_id(value: int) -> bool:
+    """Whether ``value`` could be a row's id (a bool is no id, though Python counts it)."""
+    return type(value) is int and 1 <= value <= MAX_ROW_ID
+
+
 def _check_name(name: str) -> str:
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise BadRequest("A user name must be 1-64 characters of letters, digits, "
                          "'.', '_', '-' and '@'")
     return name
@@ -192,6 +200,8 @@ class IdentityStore:
         return _user(rows[0]) if rows else None
 
     def get_user_by_id(self, user_id: int) -> User | None:
+        if not _row_id(user_id):
+            return None
         rows = self._read(f"SELECT {_USER_COLS} FROM users u WHERE u.id = ?", (user_id,))
         return _user(rows[0]) if rows else None
 
@@ -261,6 +271,8 @@ class IdentityStore:
 
     def revoke_token(self, token_id: int) -> bool:
         """Revoke a token; False when there is no token with that id."""
+        if not _row_id(token_id):
+            return False
         found = self._write("UPDATE api_tokens SET revoked = 1 WHERE id = ?", (token_id,)) > 0
         if found:
             log.info("token %d revoked", token_id)
@@ -347,6 +359,8 @@ class IdentityStore:
 
     def revoke_key(self, job_name: str, key_id: int) -> bool:
         """Revoke a job's key; False when that id is not a key of that job."""
+        if not _row_id(key_id):
+            return False
         found = self._write("UPDATE api_keys SET revoked = 1 WHERE id = ? AND job_name = ?",
                             (key_id, job_name)) > 0
         if found:
