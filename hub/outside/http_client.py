@@ -52,7 +52,7 @@ _HOP_HEADERS = frozenset({
     "host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade",
     "te", "trailer", "proxy-authorization", "proxy-connection",
 })
-_TOKEN_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_TOKEN_RE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _BAD_VALUE_RE = re.compile(r"[\x00\r\n]")
 
 
@@ -112,7 +112,7 @@ def _parse_headers(raw: Any) -> dict[str, str]:
         raise _refuse("options.headers must be an object")
     headers: dict[str, str] = {}
     for name, value in raw.items():
-        if not isinstance(name, str) or not _TOKEN_RE.match(name):
+        if not isinstance(name, str) or not _TOKEN_RE.fullmatch(name):
             raise _refuse(f"invalid header name {name!r}")
         if name.lower() in _HOP_HEADERS:
             raise _refuse(f"the {name} header is set by the hub and cannot be given")

@@ -47,7 +47,7 @@ Resolver = Callable[[str, int], Awaitable[list[str]]]
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
-_NAME_RE = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$")
+_NAME_RE = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*")
 _NUMERIC_PART_RE = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
 _BAD_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
 
@@ -249,7 +249,7 @@ def _normalise_host(raw: str, bracketed: bool) -> tuple[str, IP | None]:
     ip4 = _parse_ipv4(host)
     if ip4 is not None:
         return str(ip4), ip4
-    if not _NAME_RE.match(host) or len(host) > 253:
+    if not _NAME_RE.fullmatch(host) or len(host) > 253:
         raise _refuse(f"'{host}' is not a valid host name")
     return host, None
 

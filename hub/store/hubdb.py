@@ -296,6 +296,8 @@ class HubDatabase:
             if state.startswith("42"):
                 return InternalError(f"The {self.label} refused a statement: "
                                      f"{_odbc_message(exc)}")
+            if state.startswith("22"):  # a data exception: this row's values, not an outage
+                return InternalError(f"The {self.label} refused a value: {_odbc_message(exc)}")
             return StoreUnavailable(f"The {self.label} is unavailable: {_odbc_message(exc)}")
         if isinstance(exc, (StoreUnavailable, InternalError, BadRequest)):
             return exc

@@ -549,6 +549,7 @@ def test_credentials_in_the_url(server_port: int, policy: NetPolicy) -> None:
     ({"headers": {"Host": "x"}}, "set by the hub"),
     ({"headers": {"X-A": "a\r\nX-B: b"}}, "line break"),
     ({"headers": {"bad name": "x"}}, "invalid header name"),
+    ({"headers": {"X-A\n": "x"}}, "invalid header name"),  # a full match, not ^…$
     ({"headers": {"X-A": "caf\u00e9"}}, "only ASCII"),
     ({"headers": "x"}, "options.headers must be an object"),
     ({"body": float("nan")}, "cannot be sent as JSON"),
