@@ -51,6 +51,10 @@ class Settings:
     http_test_loopback_port: str  # tests only: lets http() reach one loopback port
     # Dev servers: the page console drawer (?_console=1) for every caller, not only owners.
     page_console: bool = False
+    # Caps on one run (JOB-003 with limit "result", "payload" or "console" past them).
+    max_result_mb: int = 50       # the result body
+    max_payload_mb: int = 64      # one bridge call (db.exec, http()) or its answer
+    max_console_mb: int = 10      # the console, in characters (plus 32 a line)
 
     @functools.cached_property
     def sign_key(self) -> str:
@@ -134,6 +138,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         http_deny=env.get("WEBJOB_HTTP_DENY", ""),
         http_test_loopback_port=env.get("WEBJOB_HTTP_TEST_LOOPBACK_PORT", ""),
         page_console=env.get("WEBJOB_PAGE_CONSOLE", "").strip() == "1",
+        max_result_mb=_int(env, "WEBJOB_MAX_RESULT_MB", 50),
+        max_payload_mb=_int(env, "WEBJOB_MAX_PAYLOAD_MB", 64),
+        max_console_mb=_int(env, "WEBJOB_MAX_CONSOLE_MB", 10),
     )
 
 

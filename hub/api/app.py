@@ -67,7 +67,10 @@ def build_hub(settings: Settings) -> Hub:
     outside = outside_bridge(settings)
     engine = Engine(EngineConfig(max_concurrent=settings.max_concurrent,
                                  queue_timeout_ms=settings.queue_timeout_ms,
-                                 spare_workers=settings.spare_workers), outside)
+                                 spare_workers=settings.spare_workers,
+                                 max_result_mb=settings.max_result_mb,
+                                 max_payload_mb=settings.max_payload_mb,
+                                 max_console_mb=settings.max_console_mb), outside)
     secrets = secrets_service(settings, store)
     runner = JobRunner(settings, store, engine, history, secrets)
     identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)

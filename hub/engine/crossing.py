@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from shared.ndjson import LOG_LEVELS
+from shared.text import clean_text
 
 LEVELS = frozenset(LOG_LEVELS)
 _CODES = frozenset({"JOB-001", "JOB-002", "JOB-003", "JOB-004"})
@@ -97,7 +98,10 @@ def body_bytes(meta: dict[str, Any], body: str) -> bytes | None:
     """The body as bytes; None when a binary body is not valid base64."""
     encoding = meta.get("encoding", "utf8")
     if encoding == "utf8":
-        return body.encode("utf-8", errors="replace")
+        try:
+            return body.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: carried as U+FFFD
+            return clean_text(body).encode("utf-8")
     try:
         text = body.strip()
         padded = text + "=" * (-len(text) % 4)

@@ -16,21 +16,31 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import functools
 import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any
 
+from hub.engine import protocol
+from hub.engine.admission import ConcurrencyGate, acquire_worker
 from hub.engine.background import background
+from hub.engine.model import (
+    BridgeHost,
+    DebugHost,
+    EngineConfig,
+    RunRequest,
+    RunResult,
+    new_ref,
+)
 from hub.engine.pool import WorkerPool, WorkerProcess, read_cpu_ms, read_rss_mb
-from hub.engine.redaction import NO_SECRETS, Redactor
-from shared.errors import JobError, JobFailed, LimitExceeded, TooManyRequests, error_class_for
-from shared.header import Limits
+from shared.errors import JobError, JobFailed, LimitExceeded, error_class_for
 from shared.ndjson import LogLine
+
+__all__ = ["BridgeHost", "DebugHost", "Engine", "EngineConfig", "RunRequest", "RunResult",
+           "RunningInfo", "new_ref"]
 
 log = logging.getLogger("webhub.engine")
 
@@ -39,88 +49,26 @@ log = logging.getLogger("webhub.engine")
 _RSS_HEADROOM_MB = 192
 # How the prelude marks a console line it cut short (its LINE_CAP).
 _CUT_LINE = re.compile(r"\A(.*)( … \[\d+ chars\])\Z", re.DOTALL)
-
-
-def new_ref() -> str:
-    """A short reference a failure carries and its log lines repeat."""
-    return os.urandom(5).hex()
-
-
-class BridgeHost(Protocol):
-    async def call(self, op: str, args: Any, run: RunRequest) -> Any: ...
-
-
-class DebugHost(Protocol):
-    """A debug run's pauses: ``debug.*`` calls from the job go here, and the run's
-    runtime limit is held while one is being answered (the run is parked)."""
-
-    async def call(self, op: str, args: Any) -> Any: ...
-
-
-@dataclass
-class EngineConfig:
-    max_concurrent: int = 8
-    queue_timeout_ms: int = 15_000
-    spare_workers: int = 1
-
-
-@dataclass
-class RunRequest:
-    job_id: str
-    job_name: str
-    source: str
-    limits: Limits
-    params: Any = field(default_factory=dict)
-    request: dict[str, Any] = field(default_factory=dict)
-    origin: str = "http"          # http, editor, adhoc, schedule, debug
-    pretty: bool = False
-    sign_key: str = ""
-    on_log: Callable[[LogLine], None] | None = None
-    on_start: Callable[[], None] | None = None  # called once a worker has the run
-    staff_id: int | None = None   # the caller's, for the database session
-    # The run's reference: its failure answer and every log line about it carry it.
-    ref: str = field(default_factory=lambda: new_ref())
-    created: float = field(default_factory=time.monotonic)
-    host_state: dict[str, Any] = field(default_factory=dict)  # the bridge's per-run state
-    # Set by the engine while the run is active: the host adds a console line to it.
-    note: Callable[[str, str], None] | None = None
-    approved_modules: list[str] = field(default_factory=list)
-    modules: list[dict[str, str]] = field(default_factory=list)  # builds this job names
-    debugger: DebugHost | None = None  # a debug run: the source is instrumented
-    bridge: BridgeHost | None = None   # answers this run's calls instead of the engine's
-    # The secrets the job's header declares, and the values of those that are set;
-    # every value is masked (``redactor``) in what leaves the run.
-    secret_names: tuple[str, ...] = ()
-    secrets: dict[str, str] = field(default_factory=dict)
-
-    @functools.cached_property
-    def redactor(self) -> Redactor:
-        return Redactor(self.secrets.values()) if self.secrets else NO_SECRETS
-
-
-@dataclass
-class RunResult:
-    job_id: str
-    ok: bool
-    meta: dict[str, Any]
-    body: bytes
-    error: JobError | None
-    runtime_ms: int
-    cpu_ms: int
-    logs: list[LogLine] = field(default_factory=list)
-    ref: str = ""   # the run's reference (set by the runner; failures carry it too)
-    # Masks the run's secret values. Console lines and the error are masked already;
-    # the body is the job's own answer and is not (history masks what it keeps).
-    redactor: Redactor = NO_SECRETS
+# What a console line costs besides its text (the prelude counts the same).
+_LINE_COST = 32
+# The hub counts the console a little differently from the prelude (a cut line's
+# marker, the host's own notes): an honest run never needs more room than this.
+_CONSOLE_MARGIN = 64 * 1024
+# A reply line's own framing, besides its value.
+_REPLY_FRAMING = 4096
 
 
 class _ActiveRun:
     """One run on one worker: collects what the worker reports, enforces limits."""
 
-    def __init__(self, req: RunRequest, worker: WorkerProcess, bridge: BridgeHost | None) -> None:
+    def __init__(self, req: RunRequest, worker: WorkerProcess, bridge: BridgeHost | None,
+                 caps: protocol.Caps) -> None:
         self.req = req
         self.worker = worker
         self.bridge = bridge
+        self.caps = caps
+        self.handed = False  # the worker has the run (it gets ready again by itself)
+        self.console_used = 0  # characters, plus _LINE_COST a line
         self.started = time.monotonic()
         self.logs: list[LogLine] = []
         # Settles with (meta, body, cpu_ms), or with the JobError that ended the run.
@@ -143,7 +91,13 @@ class _ActiveRun:
 
     def _log(self, line: LogLine) -> None:
         # The one way into a run's console (live readers, history, the page drawer,
-        # a debugger's stream): the run's secret values are masked here.
+        # a debugger's stream): the run's secret values are masked here, and its
+        # size is capped (the prelude caps it too; a worker can lie).
+        self.console_used += len(line.message) + _LINE_COST
+        if self.console_over:
+            if not self.finished.done():
+                self.stop(self._over("console"))
+            return
         redactor = self.req.redactor
         if redactor:
             cut = _CUT_LINE.match(line.message)
@@ -154,7 +108,26 @@ class _ActiveRun:
         if self.req.on_log is not None:
             self.req.on_log(line)
 
-    def on_call(self, call: dict[str, Any]) -> None:
+    @property
+    def console_over(self) -> bool:
+        return self.console_used > self.caps.console_chars + _CONSOLE_MARGIN
+
+    def _over(self, limit: str) -> LimitExceeded:
+        cap = {"result": self.caps.result_bytes, "payload": self.caps.payload_bytes,
+               "console": self.caps.console_chars}[limit]
+        return LimitExceeded(protocol.over_cap(limit, cap), limit=limit)
+
+    def accepts_body(self, size: int) -> bool:
+        return size <= self.caps.result_bytes
+
+    def on_oversize(self, limit: str) -> None:
+        if self.kill_reason is None:
+            self.kill_reason = self._over(limit)
+
+    def on_call(self, call: dict[str, Any], size: int) -> None:
+        if size > self.caps.payload_bytes + _REPLY_FRAMING:
+            self.stop(self._over("payload"))
+            return
         task = background(self._answer(call))
         self.host_calls.add(task)
         task.add_done_callback(self.host_calls.discard)
@@ -183,11 +156,19 @@ class _ActiveRun:
                 raise JobFailed(f"'{op}' is not available to jobs on this hub")
             else:
                 ok, value = True, await bridge.call(op, call.get("args"), self.req)
+        except LimitExceeded as exc:  # a cap the host enforces ends the run, as ours do
+            self.stop(exc)
+            return
         except JobError as exc:  # ``job_code`` (e.g. an SQL state) becomes the Error's code
             ok, value = False, {"message": exc.message, "code": exc.extra.get("job_code", exc.code)}
-        if not self.finished.done():  # an answer after the run ended goes nowhere
-            self.worker.send({"op": "reply", "run": self.req.job_id, "id": call.get("id"),
-                              "ok": ok, "value": value})
+        if self.finished.done():  # an answer after the run ended goes nowhere
+            return
+        reply = protocol.encode({"op": "reply", "run": self.req.job_id, "id": call.get("id"),
+                                 "ok": ok, "value": value})
+        if len(reply) > self.caps.payload_bytes + _REPLY_FRAMING:
+            self.stop(self._over("payload"))
+            return
+        self.worker.write(reply)
 
     async def _parked(self, work: Awaitable[Any]) -> Any:
         """While a debugger holds the run, its runtime limit is held too: the time
@@ -244,12 +225,14 @@ class _ActiveRun:
             await asyncio.sleep(min(0.05, max(0.01, remaining_s)))
 
     async def execute(self) -> RunResult:
+        """The run to its result. Whatever raises, the caller (``Engine.run``) gives
+        the worker back or kills it: see ``handed``."""
         self.worker.owner = self
         self.req.note = self.host_note
-        self.worker.send({"op": "run", "run": self.req.job_id, "source": self.req.source,
-                          "spec": self._spec(),
-                          "memoryMb": self.req.limits.memory_mb, "modules": self.req.modules,
-                          "live": self.req.on_log is not None})
+        try:
+            self._hand_over()
+        except LimitExceeded as exc:
+            return self._failed(exc)
         watchdog = asyncio.ensure_future(self.supervise())
         try:
             async with asyncio.timeout(self.req.limits.runtime_ms / 1000) as deadline:
@@ -271,6 +254,19 @@ class _ActiveRun:
             return self._failed(outcome)
         return self._completed(*outcome)
 
+    def _hand_over(self) -> None:
+        message = protocol.encode({
+            "op": "run", "run": self.req.job_id, "source": self.req.source, "spec": self._spec(),
+            "memoryMb": self.req.limits.memory_mb, "modules": self.req.modules,
+            "live": self.req.on_log is not None})
+        if len(message) > self.worker.line_limit:
+            raise LimitExceeded(
+                f"The job's source, parameters and request ({len(message) / protocol.MB:.0f} MB)"
+                f" are more than a worker can take; see {protocol.SETTINGS['payload']}",
+                limit="payload")
+        self.worker.write(message)
+        self.handed = True
+
     def _spec(self) -> dict[str, Any]:
         return {"params": self.req.params, "request": self.req.request,
                 "limits": self.req.limits.as_job_view(), "pretty": self.req.pretty,
@@ -280,7 +276,8 @@ class _ActiveRun:
                 # 32 bytes from the OS seed the job's crypto.getRandomValues/randomUUID.
                 "entropy": base64.b64encode(os.urandom(32)).decode(),
                 "secrets": {"names": list(self.req.secret_names),
-                            "values": dict(self.req.secrets)}}
+                            "values": dict(self.req.secrets)},
+                "caps": self.caps.as_message()}
 
     def _elapsed_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
@@ -293,6 +290,8 @@ class _ActiveRun:
     def _completed(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> RunResult:
         for level, message, t in meta.pop("logs", []):
             self._log(LogLine(str(level), str(message), int(t)))
+        if self.console_over:
+            return self._failed(self._over("console"))
         redactor = self.req.redactor
         if meta.get("ok"):
             return RunResult(self.req.job_id, True, meta, body, None, self._elapsed_ms(), cpu_ms,
@@ -316,7 +315,11 @@ class _SyntaxCheck:
         self.result: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
 
     def on_log(self, lines: list[list[Any]]) -> None: ...
-    def on_call(self, call: dict[str, Any]) -> None: ...
+    def on_call(self, call: dict[str, Any], size: int) -> None: ...
+    def on_oversize(self, limit: str) -> None: ...
+
+    def accepts_body(self, size: int) -> bool:
+        return size == 0
 
     def on_done(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> None:
         if not self.result.done():
@@ -325,37 +328,6 @@ class _SyntaxCheck:
     def on_exit(self) -> None:
         if not self.result.done():
             self.result.set_result({"ok": False, "message": "The syntax check could not run"})
-
-
-class ConcurrencyGate:
-    """At most ``limit`` runs at once; a waiter gives up after ``timeout_ms``."""
-
-    def __init__(self, limit: int, timeout_ms: int) -> None:
-        self.limit = limit
-        self.timeout_ms = timeout_ms
-        self._sem = asyncio.Semaphore(limit)
-        self.queued = 0
-
-    @contextlib.asynccontextmanager
-    async def slot(self) -> Any:
-        self.queued += 1
-        try:
-            async with asyncio.timeout(self.timeout_ms / 1000):
-                await self._sem.acquire()
-        except TimeoutError:
-            raise TooManyRequests(
-                "Too many jobs are running on this node; try again shortly",
-                retry_after=max(1, self.timeout_ms // 1000)) from None
-        finally:
-            self.queued -= 1
-        try:
-            yield
-        finally:
-            self._sem.release()
-
-    @property
-    def running(self) -> int:
-        return self.limit - self._sem._value
 
 
 @dataclass
@@ -371,7 +343,8 @@ class Engine:
         self.config = config
         self.bridge = bridge
         self.gate = ConcurrencyGate(config.max_concurrent, config.queue_timeout_ms)
-        self.pool = WorkerPool(config.max_concurrent + config.spare_workers)
+        self.pool = WorkerPool(config.max_concurrent + config.spare_workers,
+                               config.caps.line_limit)
         self._active: dict[str, _ActiveRun] = {}
 
     async def start(self) -> None:
@@ -382,30 +355,62 @@ class Engine:
 
     async def run(self, req: RunRequest) -> RunResult:
         """Run one job to its result. Raises ``TooManyRequests`` if the queue wait
-        runs out; cancelling the caller cancels the run (the worker is killed)."""
+        runs out (for a slot, then for a worker); cancelling the caller cancels
+        the run (the worker is killed). No path keeps a worker from the pool."""
+        loop = asyncio.get_running_loop()
+        queued = loop.time()
         async with self.gate.slot():
-            worker = await self.pool.acquire()
-            if req.on_start is not None:
-                req.on_start()
-            active = _ActiveRun(req, worker, self.bridge)
-            self._active[req.job_id] = active
+            wait_s = self.config.queue_timeout_ms / 1000 - (loop.time() - queued)
+            worker = await acquire_worker(self.pool, wait_s, self.config.queue_timeout_ms)
+            active: _ActiveRun | None = None
             try:
+                if req.on_start is not None:
+                    req.on_start()
+                active = _ActiveRun(req, worker, self.bridge, self.config.caps)
+                self._active[req.job_id] = active
                 return await active.execute()
             finally:
                 self._active.pop(req.job_id, None)
+                self._settle_worker(worker, active)
+
+    def _settle_worker(self, worker: WorkerProcess, active: _ActiveRun | None) -> None:
+        """After a run, however it ended: a worker that never got the run is given
+        back warm; one still running a run nobody waits for is killed (it is
+        replaced); one that reported its outcome gets ready again by itself."""
+        if active is None or not active.handed:
+            if worker.owner is active or worker.owner is None:
+                worker.owner = None
+            self.pool.release(worker)
+        elif not active.finished.done():
+            active.stop(JobFailed("The run was abandoned by the hub"))
 
     async def check_syntax(self, source: str) -> dict[str, Any]:
         """``{"ok": True}`` or ``{"ok": False, "message", "line", "column"}``; runs nothing."""
-        worker = await self.pool.acquire()
+        timeout_ms = self.config.queue_timeout_ms
+        worker = await acquire_worker(self.pool, timeout_ms / 1000, timeout_ms)
         check = _SyntaxCheck()
         worker.owner = check
-        worker.send({"op": "check", "source": source})
+        sent = answered = False
         try:
-            return await asyncio.wait_for(check.result, 10)
+            worker.send({"op": "check", "source": source})
+            sent = True
+            result = await asyncio.wait_for(check.result, 10)
+            answered = True
+            return result
         finally:
             if worker.owner is check:
                 worker.owner = None
-            self.pool.release(worker)
+            if answered or not sent:
+                self.pool.release(worker)
+            else:  # its answer is still to come, and would reach the next owner
+                worker.kill()
+
+    async def ready(self, wait_s: float = 1.0) -> bool:
+        """Whether a run could start now: the gate is not saturated with runs
+        already queued, and a live worker is idle or turns idle within ``wait_s``."""
+        if self.gate.saturated:
+            return False
+        return await self.pool.wait_idle(wait_s)
 
     def running(self) -> list[RunningInfo]:
         return [RunningInfo(a.req.job_id, a.req.job_name, a.req.origin, a.started)

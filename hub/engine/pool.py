@@ -33,9 +33,13 @@ class RunOwner(Protocol):
     """What a worker reports to the run it is executing."""
 
     def on_log(self, lines: list[list[Any]]) -> None: ...
-    def on_call(self, call: dict[str, Any]) -> None: ...
+    def on_call(self, call: dict[str, Any], size: int) -> None: ...
     def on_done(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> None: ...
     def on_exit(self) -> None: ...
+    def accepts_body(self, size: int) -> bool: ...
+    def on_oversize(self, limit: str) -> None:
+        """The worker sent more than the caps allow: the run fails with ``limit``
+        and the worker is killed (it may be lying)."""
 
 
 def read_cpu_ms(pid: int) -> int | None:
@@ -58,8 +62,10 @@ def read_rss_mb(pid: int) -> int | None:
 
 class WorkerProcess:
     def __init__(self, proc: asyncio.subprocess.Process, on_ready: Callable[[WorkerProcess], None],
-                 on_exit: Callable[[WorkerProcess], None]) -> None:
+                 on_exit: Callable[[WorkerProcess], None],
+                 line_limit: int = protocol.Caps().line_limit) -> None:
         self.proc = proc
+        self.line_limit = line_limit  # the longest line the worker reads
         self.pid = proc.pid
         self.owner: RunOwner | None = None
         self.alive = True
@@ -68,8 +74,12 @@ class WorkerProcess:
         self.reader = asyncio.ensure_future(self._read())
 
     def send(self, obj: dict[str, Any]) -> None:
+        self.write(protocol.encode(obj))
+
+    def write(self, message: bytes) -> None:
+        """One encoded message (``protocol.encode``)."""
         if self.alive and self.proc.stdin is not None:
-            self.proc.stdin.write(protocol.encode(obj))
+            self.proc.stdin.write(message)
 
     def kill(self) -> None:
         if self.alive:
@@ -82,10 +92,20 @@ class WorkerProcess:
         assert stdout is not None
         try:
             while line := await stdout.readline():
-                msg = json.loads(line)
-                body = await stdout.readexactly(msg["len"]) if msg.get("t") == "done" else b""
-                self._dispatch(msg, body)
-        except (asyncio.IncompleteReadError, ValueError, KeyError, ConnectionError):
+                msg = protocol.decode(line)
+                body = b""
+                if msg.get("t") == "done":
+                    size = int(msg["len"])
+                    if self.owner is not None and not self.owner.accepts_body(size):
+                        self.owner.on_oversize("result")  # its bytes are never read
+                        return
+                    body = await stdout.readexactly(size)
+                self._dispatch(msg, body, len(line))
+        except ValueError as exc:  # a line over the stream's limit, or not JSON
+            over = not isinstance(exc, json.JSONDecodeError | UnicodeDecodeError)
+            if over and self.owner is not None:
+                self.owner.on_oversize("payload")
+        except (asyncio.IncompleteReadError, KeyError, TypeError, ConnectionError):
             pass  # a killed worker ends mid-message; treated as an exit below
         finally:
             self.alive = False
@@ -97,7 +117,7 @@ class WorkerProcess:
                 owner.on_exit()
             self._on_exit(self)
 
-    def _dispatch(self, msg: dict[str, Any], body: bytes) -> None:
+    def _dispatch(self, msg: dict[str, Any], body: bytes, size: int) -> None:
         kind, owner = msg.get("t"), self.owner
         if kind == "ready":
             self._on_ready(self)
@@ -106,7 +126,7 @@ class WorkerProcess:
         elif kind == "log":
             owner.on_log(msg["lines"])
         elif kind == "call":
-            owner.on_call(msg)
+            owner.on_call(msg, size)
         elif kind == "done":
             self.owner = None
             owner.on_done(msg["meta"], body, int(msg.get("cpuMs", 0)))
@@ -118,8 +138,10 @@ class WorkerProcess:
 class WorkerPool:
     """``size`` workers kept alive and warm; replacements start on every exit."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, line_limit: int = protocol.Caps().line_limit) -> None:
         self.size = size
+        self.line_limit = line_limit
+        self._idle_watchers: list[asyncio.Future[None]] = []
         self._idle: deque[WorkerProcess] = deque()
         self._waiters: deque[asyncio.Future[WorkerProcess]] = deque()
         self._all: set[WorkerProcess] = set()
@@ -137,12 +159,12 @@ class WorkerPool:
         self._starting += 1
         try:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "hub.engine.worker",
+                sys.executable, "-m", "hub.engine.worker", "--line-limit", str(self.line_limit),
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                env=_worker_env(), limit=protocol.MAX_LINE, start_new_session=True)
+                env=_worker_env(), limit=self.line_limit, start_new_session=True)
         finally:
             self._starting -= 1
-        worker = WorkerProcess(proc, self._ready, self._exited)
+        worker = WorkerProcess(proc, self._ready, self._exited, self.line_limit)
         self._all.add(worker)
         if self._closed:  # closed while it was starting
             worker.kill()
@@ -155,6 +177,10 @@ class WorkerPool:
                 waiter.set_result(worker)
                 return
         self._idle.append(worker)
+        watchers, self._idle_watchers = self._idle_watchers, []
+        for watcher in watchers:
+            if not watcher.done():
+                watcher.set_result(None)
 
     def _exited(self, worker: WorkerProcess) -> None:
         self._all.discard(worker)
@@ -183,6 +209,27 @@ class WorkerPool:
         """Give back a worker that is still warm (it ran no job)."""
         if worker.alive:
             self._ready(worker)
+
+    def has_idle(self) -> bool:
+        return any(worker.alive for worker in self._idle)
+
+    async def wait_idle(self, wait_s: float) -> bool:
+        """Whether a live worker is idle now or becomes idle within ``wait_s``."""
+        if self.has_idle():
+            return True
+        if self._closed:
+            return False
+        watcher: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._idle_watchers.append(watcher)
+        try:
+            async with asyncio.timeout(wait_s):
+                await watcher
+        except TimeoutError:
+            return False
+        finally:
+            with contextlib.suppress(ValueError):
+                self._idle_watchers.remove(watcher)
+        return self.has_idle()
 
     def counts(self) -> dict[str, int]:
         return {"workers": len(self._all), "idle": len(self._idle), "starting": self._starting}

@@ -1,6 +1,6 @@
 """Messages between the hub and its worker processes: one JSON object per line.
 
-Hub → worker: ``{"op": "run", "source", "spec", "memoryMb"}``,
+Hub → worker: ``{"op": "run", "source", "spec", "memoryMb", "caps"}``,
 ``{"op": "reply", "id", "ok", "value"}`` (answer to a bridge call), ``{"op": "exit"}``.
 
 Worker → hub: ``{"t": "ready", "pid"}`` (a fresh context is waiting),
@@ -8,16 +8,93 @@ Worker → hub: ``{"t": "ready", "pid"}`` (a fresh context is waiting),
 ``{"t": "call", "id", "op", "args"}`` (the job calls the host),
 ``{"t": "done", "meta", "len", "cpuMs"}`` followed by ``len`` raw bytes of body.
 The body travels unescaped after its line, so a large result is not re-encoded.
+
+Both directions are UTF-8. JavaScript and JSON strings may hold lone surrogates,
+which UTF-8 cannot carry: they cross as U+FFFD (see ``shared.text``).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from typing import Any
 
-# A run message carries the job source and parameters (bounded by the body limit).
-MAX_LINE = 256 * 1024 * 1024
+from shared.text import clean_json
+
+MB = 1024 * 1024
+# JSON can spell one character as six bytes (``\\u001f``): the console a done line
+# may carry is measured in characters, so its line can be six times as long.
+_JSON_WORST_BYTES_PER_CHAR = 6
+# Room for everything on a line that is not the capped part (meta, spec, source).
+_LINE_SLACK = 8 * MB
+# ``\\udXXX`` as JSON.stringify writes a lone surrogate, not itself escaped (an
+# even run of backslashes before it). Well-formed JSON.stringify writes a pair
+# as its character, so every such escape it makes is a lone one.
+_LONE_ESCAPE = re.compile(rb"(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_REPLACEMENT_UTF8 = "\ufffd".encode()
+
+
+@dataclass(frozen=True)
+class Caps:
+    """What one run may send: its result body, one bridge payload (a call or its
+    reply), and its console (characters, plus 32 a line)."""
+
+    result_bytes: int = 50 * MB
+    payload_bytes: int = 64 * MB
+    console_chars: int = 10 * MB
+
+    @property
+    def line_limit(self) -> int:
+        """The longest line either side reads (the body after a done line is not a line)."""
+        return max(self.payload_bytes,
+                   self.console_chars * _JSON_WORST_BYTES_PER_CHAR) + _LINE_SLACK
+
+    def as_message(self) -> dict[str, int]:
+        return {"result": self.result_bytes, "payload": self.payload_bytes,
+                "console": self.console_chars}
+
+    @classmethod
+    def from_message(cls, value: Any) -> Caps:
+        fields = value if isinstance(value, dict) else {}
+        given = {name: fields.get(key) for name, key in
+                 (("result_bytes", "result"), ("payload_bytes", "payload"),
+                  ("console_chars", "console"))}
+        return cls(**{k: v for k, v in given.items() if type(v) is int and v > 0})
+
+
+SETTINGS = {"result": "WEBJOB_MAX_RESULT_MB", "payload": "WEBJOB_MAX_PAYLOAD_MB",
+            "console": "WEBJOB_MAX_CONSOLE_MB"}
+_WHAT = {"result": "The job's result", "payload": "A bridge payload (a db.exec or http() call "
+         "or its answer)", "console": "The job's console output"}
+
+
+def over_cap(limit: str, cap: int) -> str:
+    """The message of a run that went over one of its ``Caps``."""
+    return f"{_WHAT[limit]} is over the limit of {cap / MB:g} MB ({SETTINGS[limit]})"
 
 
 def encode(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        # Rare: a lone surrogate somewhere. Only then is the value walked.
+        cleaned = json.dumps(clean_json(obj), ensure_ascii=False, separators=(",", ":"))
+        return cleaned.encode("utf-8") + b"\n"
+
+
+def decode(line: bytes) -> Any:
+    """A line from the other side. Text escaped as a lone surrogate (``\\ud800``,
+    which only a lying peer sends: ours writes UTF-8) is read as U+FFFD."""
+    if b"\\u" in line and _LONE_ESCAPE.search(line):
+        return clean_json(json.loads(line))
+    return json.loads(line)
+
+
+def clean_json_text(data: bytes) -> bytes:
+    """JSON text from ``JSON.stringify`` with each lone-surrogate escape as U+FFFD.
+    The common case (no ``\\ud`` at all) is one scan in C."""
+    if b"\\ud" not in data and b"\\uD" not in data:
+        return data
+    return _LONE_ESCAPE.sub(lambda m: m.group(1) + _REPLACEMENT_UTF8, data)

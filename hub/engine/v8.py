@@ -20,6 +20,9 @@ from py_mini_racer._exc import (
     JSParseException,
 )
 from py_mini_racer._mini_racer import _make_context
+from py_mini_racer._objects import _ERRORS, ObjectFactoryImpl, _MiniRacerTypes
+
+from shared.text import clean_text
 
 __all__ = ["EvalError", "OutOfMemory", "ParseError", "Racer", "first_line"]
 
@@ -37,6 +40,45 @@ def first_line(message: str) -> str:
     return lines[0] if lines else "JavaScript error"
 
 
+def _lenient_text(data: bytes) -> str:
+    # V8 writes a lone surrogate as its three-byte (CESU-8) form, which strict UTF-8
+    # refuses: read those back as the surrogate, then carry it as U+FFFD.
+    try:
+        return clean_text(data.decode("utf-8", "surrogatepass"))
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace")
+
+
+class _LenientObjects(ObjectFactoryImpl):
+    """mini-racer's value conversion, except that a JS string holding a lone
+    surrogate (``'\\ud800'``, half of an emoji) arrives with U+FFFD in its place.
+    mini-racer decodes strictly: a string result then raised (``eval``), or the
+    callback died on the loop, so an ``eval_cancelable`` or a notification never
+    completed. The strict path is tried first; only a failure pays for more."""
+
+    def value_handle_to_python(self, ctx: Any, val_handle: Any) -> Any:
+        try:
+            return super().value_handle_to_python(ctx, val_handle)
+        except UnicodeDecodeError:
+            contents = val_handle.raw.contents
+            typ, text = contents.type, _lenient_text(contents.value.bytes_val[0:contents.len])
+            if typ == _MiniRacerTypes.str_utf8:
+                return text
+            error = _ERRORS.get(typ)
+            if error is None:
+                raise
+            klass, generic = error
+            raise klass(text or generic) from None
+
+    def python_to_value_handle(self, ctx: Any, obj: Any) -> Any:
+        try:
+            return super().python_to_value_handle(ctx, obj)
+        except UnicodeEncodeError:
+            if not isinstance(obj, str):
+                raise
+            return super().python_to_value_handle(ctx, clean_text(obj))
+
+
 class Racer:
     """One V8 isolate + context, used from the asyncio loop that created it."""
 
@@ -46,6 +88,8 @@ class Racer:
         self._mr = MiniRacer.__new__(MiniRacer)
         self._mr._own_context_maker = _make_context()
         self._mr._ctx = self._mr._own_context_maker.__enter__()
+        # The context is a frozen dataclass: its converter is swapped the hard way.
+        object.__setattr__(self._mr._ctx, "_object_factory", _LenientObjects())
         self._notifier: contextlib.ExitStack | None = None
         self._global: Any = None
 

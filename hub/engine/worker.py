@@ -22,6 +22,7 @@ from typing import Any
 from hub.engine import crossing, protocol, sandbox, v8
 
 _PR_SET_PDEATHSIG = 1
+_TRIM_AFTER = 4 * 1024 * 1024  # a body this big is worth handing memory back after
 
 
 def _die_with_parent() -> None:
@@ -88,20 +89,21 @@ class Worker:
         for build in wanted:
             sandbox.load_module(context, build)
         self.recent_modules.append(wanted)
+        caps = protocol.Caps.from_message(msg["spec"].get("caps"))
         cpu0 = time.process_time()
-        outcome = await sandbox.run_in_context(
-            context, msg["source"], msg["spec"], int(msg["memoryMb"]), bool(msg.get("live")))
+        try:
+            outcome = await sandbox.run_in_context(
+                context, msg["source"], msg["spec"], int(msg["memoryMb"]), bool(msg.get("live")))
+        except Exception as exc:  # the hub must hear of every run's end
+            outcome = sandbox.RawOutcome({"ok": False, "code": "JOB-001", "logs": [],
+                                          "message": f"The worker could not run the job: {exc}"})
         cpu_ms = int((time.process_time() - cpu0) * 1000)
         self.current = self.run_id = None
-        body = crossing.body_bytes(outcome.meta, outcome.body)
-        if body is None:
-            outcome.meta = {"ok": False, "code": "JOB-001", "logs": outcome.meta.get("logs", []),
-                            "message": "The job's file body is not valid base64"}
-            body = b""
-        elif outcome.meta.get("ok"):
-            outcome.meta["encoding"] = "binary"  # decoded here; raw bytes follow the line
-        _send({"t": "done", "meta": outcome.meta, "len": len(body), "cpuMs": cpu_ms}, body)
+        meta, body = _answer(outcome, caps)
+        _send({"t": "done", "meta": meta, "len": len(body), "cpuMs": cpu_ms}, body)
         context.close()  # ~1 ms: after the answer, not before it
+        if len(body) >= _TRIM_AFTER:
+            _give_back_memory()
         await self.warm()
 
     def check(self, msg: dict[str, Any]) -> None:
@@ -115,9 +117,41 @@ class Worker:
                                         msg.get("value"))
 
 
+def _answer(outcome: sandbox.RawOutcome, caps: protocol.Caps) -> tuple[dict[str, Any], bytes]:
+    """The done message's meta and the body bytes, within the run's result cap."""
+    meta, logs = outcome.meta, outcome.meta.get("logs", [])
+    body = crossing.body_bytes(meta, outcome.body)
+    if body is None:
+        return {"ok": False, "code": "JOB-001", "logs": logs,
+                "message": "The job's file body is not valid base64"}, b""
+    if len(body) > caps.result_bytes:
+        return {"ok": False, "code": "JOB-003", "limit": "result", "logs": logs,
+                "message": protocol.over_cap("result", caps.result_bytes)}, b""
+    if meta.get("ok"):
+        if meta.get("type") == "json":  # JSON.stringify escapes a lone surrogate
+            body = protocol.clean_json_text(body)
+        meta["encoding"] = "binary"  # decoded here; raw bytes follow the line
+    return meta, body
+
+
+def _give_back_memory() -> None:
+    # glibc keeps a large freed buffer in its heap (its mmap threshold grows with
+    # the sizes freed), so after a big answer the worker would stay that big.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
+
+
+def _line_limit() -> int:
+    # The pool passes the line limit its caps allow (``--line-limit N``).
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "--line-limit" and args[1].isdigit():
+        return int(args[1])
+    return protocol.Caps().line_limit
+
+
 async def _serve() -> None:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=protocol.MAX_LINE)
+    reader = asyncio.StreamReader(limit=_line_limit())
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
     worker = Worker()
     await worker.warm()

@@ -64,7 +64,14 @@
   let lastFlush = runStart;
   let flushQueued = false;
   let consoleBytes = 0;
-  const CONSOLE_CAP = 8 * 1024 * 1024;  // characters, plus 32 a line
+  const CONSOLE_CAP = 8 * 1024 * 1024;  // characters, plus 32 a line: the rest is dropped
+  // The run's hard caps (spec.caps, from the hub's settings): going over ends the
+  // run with JOB-003, checked here so the worker never even sends the bytes.
+  const MB = 1024 * 1024;
+  let caps = { result: 50 * MB, payload: 64 * MB, console: 10 * MB };
+  const CAP_TEXT = { result: ["The job's result", 'WEBJOB_MAX_RESULT_MB'],
+    payload: ['A bridge payload (a db.exec or http() call or its answer)', 'WEBJOB_MAX_PAYLOAD_MB'],
+    console: ["The job's console output", 'WEBJOB_MAX_CONSOLE_MB'] };
   const LINE_CAP = 16 * 1024;
   const BROKEN = '{"ok":false,"code":"JOB-001","message":"The job broke the sandbox\'s own machinery"}';
   const elapsed = () => now() - runStart;
@@ -183,6 +190,7 @@
       message = '[a value console could not show]';
     }
     consoleBytes += message.length + 32;  // an empty line still costs something
+    if (consoleBytes > caps.console) { overCap('console'); return; }
     if (consoleBytes > CONSOLE_CAP) message = '[console output over 8 MB: the rest of it is dropped]';
     if (message.length > LINE_CAP) message = strSlice(message, 0, LINE_CAP) + ` \u2026 [${message.length} chars]`;
     const line = [level, message, elapsed()];
@@ -224,6 +232,7 @@
   }
   const settle = (function settle(meta, body) {
     if (outcome !== null) return;
+    if (meta.ok && bodyOverCap(meta, body)) { overCap('result'); return; }
     ended = true;
     let head;
     try { head = enc({ ...meta, logs: takeBuffer() }); } catch (e) { head = BROKEN; }
@@ -231,6 +240,18 @@
     outcomeToMemory(outcome);
     try { mapClear(timers); } catch (e) { /* timers end with the context anyway */ }
     if (asyncMode) note('D');
+  });
+  const overCap = (function overCap(limit) {
+    const text = CAP_TEXT[limit];  // indexed, not destructured: a job may replace iterators
+    settle({ ok: false, code: 'JOB-003', limit,
+      message: `${text[0]} is over the limit of ${caps[limit] / MB} MB (${text[1]})` });
+  });
+  // A body's size in bytes is at least its length in code units (UTF-8), or about
+  // three quarters of it (base64): over the cap by that measure, it is over for sure.
+  const bodyOverCap = (function bodyOverCap(meta, body) {
+    if (typeof body !== 'string') return false;
+    const units = meta.encoding === 'utf8' ? body.length : floor(body.length * 3 / 4) - 2;
+    return units > caps.result;
   });
   function fail(err, where) {
     let code = 'JOB-001';
@@ -331,6 +352,10 @@
     if (ended) return rejected(new ErrorC('The run has ended'));
     let argsJson;
     try { argsJson = stringify(args === undefined ? null : args); } catch (err) { return rejected(err); }
+    if (typeof argsJson === 'string' && argsJson.length > caps.payload) {
+      overCap('payload');  // the run is over: what the job awaits never settles
+      return new NativePromise(() => undefined);
+    }
     const id = nextCall++;
     return new JobPromise((resolve, reject) => {
       mapSet(calls, id, { resolve, reject });
@@ -540,6 +565,12 @@
     delete s.entropy;
     const jobSecrets = secretsApi(s.secrets);
     delete s.secrets;
+    const c = s.caps;
+    if (c && typeof c === 'object') {
+      const names = ['result', 'payload', 'console'];
+      for (let i = 0; i < names.length; i++) if (NumberC(c[names[i]]) > 0) caps[names[i]] = NumberC(c[names[i]]);
+    }
+    delete s.caps;
     const caller = s.request && s.request.caller;
     define('params', s.params);
     define('request', freeze(requestView(s.request)));

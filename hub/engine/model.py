@@ -1,0 +1,99 @@
+"""What the engine takes and gives: its configuration, a run's request and result,
+and the hosts that answer a job's calls. ``hub.engine.engine`` re-exports them."""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hub.engine import protocol
+from hub.engine.redaction import NO_SECRETS, Redactor
+from shared.errors import JobError
+from shared.header import Limits
+from shared.ndjson import LogLine
+
+
+def new_ref() -> str:
+    """A short reference a failure carries and its log lines repeat."""
+    return os.urandom(5).hex()
+
+
+class BridgeHost(Protocol):
+    async def call(self, op: str, args: Any, run: RunRequest) -> Any: ...
+
+
+class DebugHost(Protocol):
+    """A debug run's pauses: ``debug.*`` calls from the job go here, and the run's
+    runtime limit is held while one is being answered (the run is parked)."""
+
+    async def call(self, op: str, args: Any) -> Any: ...
+
+
+@dataclass
+class EngineConfig:
+    max_concurrent: int = 8
+    queue_timeout_ms: int = 15_000
+    spare_workers: int = 1
+    max_result_mb: float = 50      # a run's result body
+    max_payload_mb: float = 64     # one bridge call or its reply
+    max_console_mb: float = 10     # a run's console, in characters (plus 32 a line)
+
+    @functools.cached_property
+    def caps(self) -> protocol.Caps:
+        return protocol.Caps(result_bytes=int(self.max_result_mb * protocol.MB),
+                             payload_bytes=int(self.max_payload_mb * protocol.MB),
+                             console_chars=int(self.max_console_mb * protocol.MB))
+
+
+@dataclass
+class RunRequest:
+    job_id: str
+    job_name: str
+    source: str
+    limits: Limits
+    params: Any = field(default_factory=dict)
+    request: dict[str, Any] = field(default_factory=dict)
+    origin: str = "http"          # http, editor, adhoc, schedule, debug
+    pretty: bool = False
+    sign_key: str = ""
+    on_log: Callable[[LogLine], None] | None = None
+    on_start: Callable[[], None] | None = None  # called once a worker has the run
+    staff_id: int | None = None   # the caller's, for the database session
+    # The run's reference: its failure answer and every log line about it carry it.
+    ref: str = field(default_factory=lambda: new_ref())
+    created: float = field(default_factory=time.monotonic)
+    host_state: dict[str, Any] = field(default_factory=dict)  # the bridge's per-run state
+    # Set by the engine while the run is active: the host adds a console line to it.
+    note: Callable[[str, str], None] | None = None
+    approved_modules: list[str] = field(default_factory=list)
+    modules: list[dict[str, str]] = field(default_factory=list)  # builds this job names
+    debugger: DebugHost | None = None  # a debug run: the source is instrumented
+    bridge: BridgeHost | None = None   # answers this run's calls instead of the engine's
+    # The secrets the job's header declares, and the values of those that are set;
+    # every value is masked (``redactor``) in what leaves the run.
+    secret_names: tuple[str, ...] = ()
+    secrets: dict[str, str] = field(default_factory=dict)
+
+    @functools.cached_property
+    def redactor(self) -> Redactor:
+        return Redactor(self.secrets.values()) if self.secrets else NO_SECRETS
+
+
+@dataclass
+class RunResult:
+    job_id: str
+    ok: bool
+    meta: dict[str, Any]
+    body: bytes
+    error: JobError | None
+    runtime_ms: int
+    cpu_ms: int
+    logs: list[LogLine] = field(default_factory=list)
+    ref: str = ""   # the run's reference (set by the runner; failures carry it too)
+    # Masks the run's secret values. Console lines and the error are masked already;
+    # the body is the job's own answer and is not (history masks what it keeps).
+    redactor: Redactor = NO_SECRETS
