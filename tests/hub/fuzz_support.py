@@ -25,7 +25,7 @@ from tests.hub.conftest import AUTH, HubProcess
 # Bounded, no deadline (a hub on two busy cores is slow now and then) and no shrinking:
 # a hub that lost its workers makes every later request wait for its timeout, so
 # shrinking would take minutes; the example that first failed is reported as it is.
-FUZZ = settings(max_examples=30, deadline=None, print_blob=True,
+FUZZ = settings(max_examples=50, deadline=None, print_blob=True,
                 phases=[Phase.explicit, Phase.reuse, Phase.generate],
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow, HealthCheck.data_too_large])
