@@ -224,6 +224,15 @@ class _ActiveRun:
             remaining_s = (limits.cpu_ms - (cpu - cpu0)) / 2000
             await asyncio.sleep(min(0.05, max(0.01, remaining_s)))
 
+    async def _watch(self) -> None:
+        # Unwatched, a job could outrun its CPU and memory limits: a watchdog that
+        # fails ends its run.
+        try:
+            await self.supervise()
+        except Exception:
+            log.exception("run %s: its limits could not be watched; it is stopped", self.req.ref)
+            self.stop(JobFailed("The hub could not watch the job's limits"))
+
     async def execute(self) -> RunResult:
         """The run to its result. Whatever raises, the caller (``Engine.run``) gives
         the worker back or kills it: see ``handed``."""
@@ -233,7 +242,7 @@ class _ActiveRun:
             self._hand_over()
         except LimitExceeded as exc:
             return self._failed(exc)
-        watchdog = asyncio.ensure_future(self.supervise())
+        watchdog = asyncio.ensure_future(self._watch())
         try:
             async with asyncio.timeout(self.req.limits.runtime_ms / 1000) as deadline:
                 self.deadline = deadline
