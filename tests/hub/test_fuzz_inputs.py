@@ -112,9 +112,12 @@ def collected(pairs: list[tuple[str, str]]) -> dict[str, Any]:
     """Query or form pairs as a job's ``params`` (a repeated name is an array)."""
     out: dict[str, Any] = {}
     for key, value in pairs:
-        prev = out.get(key)
-        out[key] = value if key not in out else [*prev, value] if isinstance(prev, list) \
-            else [prev, value]
+        if key not in out:
+            out[key] = value
+        elif isinstance(out[key], list):
+            out[key].append(value)
+        else:
+            out[key] = [out[key], value]
     for flag in ENGINE_FLAGS:
         out.pop(flag, None)
     return out
@@ -127,6 +130,7 @@ def test_query_string(hub: HubProcess, client: httpx.Client, pool: int) -> None:
     @FUZZ
     @given(pairs=PAIRS, accept=ACCEPTS)
     @example(pairs=[("who", "\ud800")], accept=b"*/*")
+    @example(pairs=[("a", "1"), ("a", "2"), ("raw", "1")], accept=b"*/*")
     def case(pairs: list[tuple[str, str]], accept: bytes) -> None:
         target = f"/api/webjobs/{ECHO}?{query_of(pairs)}".encode()
         answer = raw_request(hub.url, "GET", target, [(b"Accept", accept)])
@@ -141,6 +145,9 @@ def test_query_string(hub: HubProcess, client: httpx.Client, pool: int) -> None:
 def test_form_body(hub: HubProcess, client: httpx.Client, pool: int) -> None:
     @FUZZ
     @given(pairs=PAIRS, junk=st.binary(max_size=60), use_junk=st.booleans())
+    @example(pairs=[("a", "1"), ("a", "2"), ("é", "ü")], junk=b"", use_junk=False)
+    @example(pairs=[("who", "\ud800")], junk=b"", use_junk=False)
+    @example(pairs=[], junk=b"%ff=%fe&\xff\xfe=1", use_junk=True)
     def case(pairs: list[tuple[str, str]], junk: bytes, use_junk: bool) -> None:
         body = junk if use_junk else query_of(pairs).encode()
         answer = send(client, "POST", f"/api/webjobs/{ECHO}", body, {
