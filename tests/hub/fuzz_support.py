@@ -316,7 +316,7 @@ def assert_recorded(client: httpx.Client, hub: HubProcess, job_id: str,
         assert got.status_code in (200, 404), f"/output: {got.status_code} {got.text[:300]}"
         return None
 
-    record = wait_for(ended)
+    record: dict[str, Any] | None = wait_for(ended)
     assert record, f"run {job_id} never reached history\nafter: {after[:600]}\n" \
                    f"hub log:\n{log_news(hub)}"
     logs = client.get(f"/api/webjobs/{job_id}/logs", headers=AUTH)
