@@ -42,10 +42,22 @@ PREFIX = "/api/webjobs"
 router = APIRouter(prefix=PREFIX)
 
 
+# How long /health waits for a busy node's worker to come free before saying it has none.
+HEALTH_WAIT_S = 0.5
+
+
 @router.get("/health")
 async def health(request: Request) -> dict[str, Any]:
+    """``ok`` is whether this node could run a job now: false while no worker can be had
+    (every one dead or starting, or every slot taken with runs already queued). It stays
+    a 200 either way: the console reads it to show the node's state, and management
+    routes still work when runs cannot."""
     hub = hub_of(request)
-    return {"ok": True, "node": hub.settings.node, **hub.engine.metrics()}
+    ready = await hub.engine.ready(HEALTH_WAIT_S)
+    answer: dict[str, Any] = {"ok": ready, "node": hub.settings.node, **hub.engine.metrics()}
+    if not ready:
+        answer["problem"] = "no worker can be had: every slot is busy or no worker is running"
+    return answer
 
 
 @router.get("/available")

@@ -165,3 +165,23 @@ def test_a_run_that_ends_within_its_grace_keeps_its_worker(start_hub) -> None:  
                        timeout=0.3)  # hangs up ~0.1 s before the run ends
         wait_until(lambda: outcomes(c, "public_slow") == ["success"])
         assert worker_pids(hub) == before
+
+
+def test_health_says_when_no_worker_can_be_had(start_hub) -> None:  # type: ignore[no-untyped-def]
+    hub: HubProcess = start_hub({"WEBJOB_MAX_CONCURRENT": "1"}, {"public_slow": SLOW})
+    with hub.client() as c:
+        assert c.get("/api/webjobs/health").json()["ok"] is True
+        def call() -> None:
+            with hub.client() as caller:
+                caller.get("/api/webjobs/public_slow", params={"ms": "3000"}, headers=HTML)
+
+        callers = [threading.Thread(target=call) for _ in range(2)]
+        for caller in callers:
+            caller.start()
+        wait_until(lambda: c.get("/api/webjobs/health").json()["workersQueued"] == 1)
+        busy = c.get("/api/webjobs/health")
+        assert busy.status_code == 200 and busy.json()["ok"] is False
+        assert "no worker" in busy.json()["problem"]
+        for caller in callers:
+            caller.join(15)
+        assert c.get("/api/webjobs/health").json()["ok"] is True
