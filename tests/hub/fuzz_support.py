@@ -251,17 +251,33 @@ def check_answer(answer: Answer, hub: HubProcess, job_status_ok: bool = False) -
 
 
 _log_seen: dict[str, int] = {}
+_log_checked: dict[str, int] = {}
+
+
+def _log_since(hub: HubProcess, cursors: dict[str, int]) -> str:
+    """The hub's log from where ``cursors`` left it for this hub (read from that offset)."""
+    with open(hub.log_path, "rb") as log:
+        log.seek(cursors.get(hub.url, 0))
+        data = log.read()
+    cursors[hub.url] = cursors.get(hub.url, 0) + len(data)
+    return data.decode("utf-8", "replace")
+
+
+def assert_log_quiet(hub: HubProcess, after: str) -> None:
+    """Nothing the hub logged since the last check is a traceback or an ERROR (a fault
+    the answer may not show: one after the answer's head went out, in a worker...)."""
+    text = _log_since(hub, _log_checked)
+    assert "Traceback" not in text and " ERROR " not in text and "ERROR:" not in text, \
+        f"the hub logged a fault\nafter: {after[:600]}\nhub log:\n{log_news(hub)}"
 
 
 def log_news(hub: HubProcess, keep: int = 10) -> str:
     """What the hub logged since the last call, for failure messages: its last ``keep``
     lines, each traceback cut to its last frame and its exception."""
-    text = hub.log_text()
-    start = _log_seen.get(hub.url, 0)
-    _log_seen[hub.url] = len(text)
+    text = _log_since(hub, _log_seen)
     out: list[str] = []
     frame: list[str] = []
-    for line in text[start:].splitlines():
+    for line in text.splitlines():
         if line.startswith("Traceback"):
             out.append("  [traceback]")
         elif line.startswith('  File "'):

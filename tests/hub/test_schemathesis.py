@@ -24,6 +24,7 @@ from tests.hub.conftest import HubProcess, running_hub
 from tests.hub.fuzz_support import (
     REQUEST_TIMEOUT_S,
     Answer,
+    assert_log_quiet,
     assert_normal_run_recorded,
     assert_workers_back,
     check_answer,
@@ -78,6 +79,7 @@ def test_no_route_answers_a_server_error(hub: HubProcess, client: httpx.Client,
                         response.content, sent)
         check_answer(answer, hub)
         assert_workers_back(client, hub, pool, sent)
+        assert_log_quiet(hub, sent)
 
     loaded = hub_schema(hub)
     bounded = settings(max_examples=CASES_PER_ROUTE, deadline=None, database=None,
