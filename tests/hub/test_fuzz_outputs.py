@@ -81,7 +81,7 @@ MADE = st.sampled_from(["none", "split", "high", "low", "reversed"])
 CODE_UNITS = st.lists(st.integers(0xD800, 0xDFFF) | st.integers(0, 0xFFFF), max_size=4)
 # Statuses a job may ask for, odd ones included (a job's own 5xx is its answer, not a
 # fault, so those are left out: the checks could not tell them from one).
-STATUSES = st.sampled_from([200, 201, 204, 299, 302, 304, 400, 401, 404, 418, 499,
+STATUSES = st.sampled_from([101, 103, 200, 201, 204, 205, 299, 302, 304, 400, 401, 404, 418, 499,
                             0, 99, 600, 1000, -1, 1.5, "x"])
 # What an attacker would put in a header, a type or a location.
 HOSTILE = st.sampled_from([
@@ -182,6 +182,7 @@ def test_text_a_job_makes_leaves_the_hub(hub: HubProcess, client: httpx.Client,
     @example(mode="log", text="x", codes=[], made="split", status=200, form="live")
     @example(mode="return", text="x", codes=[0xD800], made="none", status=200, form="plain")
     @example(mode="json-status", text="x", codes=[], made="none", status=304, form="raw")
+    @example(mode="json-status", text="x", codes=[], made="none", status=101, form="raw")
     def case(mode: str, text: str, codes: list[int], made: str, status: Any,
                 form: str) -> None:
         params = {"mode": mode, "text": text, "codes": codes, "made": made, "status": status}
