@@ -10,6 +10,7 @@ closes only once the new hub is connected."""
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 from collections.abc import Sequence
@@ -21,12 +22,20 @@ from console_app.client.credentials import TokenVault
 from console_app.client.errors import describe_error
 from console_app.session import HubSession, Navigator
 from console_app.shell.connect_dialog import ConnectDialog
-from console_app.shell.connecting import Connected, Credentials, normalise_url, open_hub
+from console_app.shell.connecting import (
+    Connected,
+    Credentials,
+    normalise_url,
+    open_hub,
+    revoke_token,
+)
 from console_app.shell.hubs import APPLICATION, ORGANISATION, HubEntry, RememberedHubs
 from console_app.shell.main_window import MainWindow
 from console_app.shell.theme import Theme
 from console_app.tasks import TaskManager
 from shared.errors import BadRequest
+
+log = logging.getLogger(__name__)
 
 
 def make_application(argv: Sequence[str] = ()) -> QApplication:
@@ -53,6 +62,7 @@ class ConsoleApp(QObject):
         self.hubs = hubs or RememberedHubs()
         self.window: MainWindow | None = None
         self.dialog: ConnectDialog | None = None
+        self.connected: Connected | None = None  # what the window in front is signed in with
 
     def start(self, url: str = "", token: str = "") -> None:
         if url and token:
@@ -65,31 +75,38 @@ class ConsoleApp(QObject):
         """The connect dialog (non-modal to the app: the event loop keeps running)."""
         dialog = ConnectDialog(self.tasks, self.hubs, self.vault, self.window)
         if url:
-            dialog.url_box.setEditText(url)
+            dialog.use_address(url)
         if error:
             dialog.show_error(error)
         dialog.sig_connected.connect(self.open_window)
-        dialog.rejected.connect(self._dialog_closed)
+        dialog.sig_cancelled.connect(self._dialog_cancelled)
         self.dialog = dialog
         dialog.show()
+        if url:  # the address is known: the credentials are what is left to type
+            dialog.focus_credentials()
         return dialog
 
     def open_window(self, connected: Connected) -> MainWindow:
-        if self.dialog is not None and self.dialog.isVisible():
-            self.dialog.close()
+        """The main window for ``connected``, shown before anything else closes: with
+        no window on screen, closing the dialog would leave the app nothing to run."""
         user = str(connected.info.get("user", {}).get("name", ""))
         if self.hubs.book.find(connected.conn.url) is None:  # came from --hub/--token
             self.hubs.remember(HubEntry(connected.conn.url, user, "token"))
         old, self.window = self.window, MainWindow(session_for(connected, self.tasks))
+        old_connected, self.connected = self.connected, connected
         self.window.sig_switch_hub.connect(lambda: self.ask())
-        self.window.show()
+        self.window.show()  # the dialog that signed in hides itself once this returns
         if old is not None:
             old.close()
             old.session.conn.close()
             old.deleteLater()
+        if old_connected is not None and old_connected.revoke_at_close:
+            url, token = old_connected.conn.url, old_connected.token
+            self.tasks.run(lambda: revoke_token(url, token), lambda _done: None,
+                           lambda err: log.info("could not revoke the old token: %s", err))
         return self.window
 
-    def _dialog_closed(self) -> None:
+    def _dialog_cancelled(self) -> None:
         if self.window is None:  # cancelled before any hub: nothing left to show
             self.app.quit()
 
@@ -98,6 +115,19 @@ class ConsoleApp(QObject):
             self.window.close()
             self.window.session.conn.close()
         self.tasks.shutdown()
+        self.revoke_unkept()
+
+    def revoke_unkept(self) -> None:
+        """At quit, a bounded blocking call: the token minted for a password sign-in
+        that was not kept is revoked, so no sign-in leaves a spare token on the hub."""
+        connected, self.connected = self.connected, None
+        if connected is None or not connected.revoke_at_close:
+            return
+        try:
+            revoke_token(connected.conn.url, connected.token)
+        except Exception as err:  # the hub is gone or refuses: nothing more to do at quit
+            log.warning("could not revoke this sign-in's token on %s: %s",
+                        connected.conn.url, describe_error(err))
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

@@ -7,6 +7,8 @@ call runs through the TaskManager; failures appear in the dialog with their code
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -30,12 +32,14 @@ from console_app.shell.banner import Banner
 from console_app.shell.connecting import Connected, Credentials, normalise_url, open_hub
 from console_app.shell.hubs import HubEntry, HubListModel, RememberedHubs
 from console_app.tasks import TaskManager
+from shared.errors import BadRequest
 
 DEFAULT_URL = "http://127.0.0.1:8700"
 
 
 class ConnectDialog(QDialog):
     sig_connected = Signal(object)  # Connected: the signed-in connection and hub info
+    sig_cancelled = Signal()        # the user gave up (Cancel, Esc, the close button)
 
     def __init__(self, tasks: TaskManager, hubs: RememberedHubs, vault: TokenVault,
                  parent: QWidget | None = None) -> None:
@@ -69,6 +73,21 @@ class ConnectDialog(QDialog):
         self._layout()
         self._wire()
         self._fill_from_remembered()
+
+    def use_address(self, url: str) -> None:
+        """Start from ``url`` (``--hub``): its remembered name and kept token too."""
+        self.url_box.setEditText(url)
+        self._fill_from_remembered()
+
+    def focus_credentials(self) -> None:
+        """Put the cursor where the user types next: the token, else the name or
+        (the name remembered) the password."""
+        if self.token_mode.isChecked():
+            self.token_edit.setFocus()
+        elif self.name_edit.text():
+            self.password_edit.setFocus()
+        else:
+            self.name_edit.setFocus()
 
     def _layout(self) -> None:
         token_page, password_page = QWidget(), QWidget()
@@ -107,6 +126,12 @@ class ConnectDialog(QDialog):
         self.token_mode.toggled.connect(
             lambda on: self._modes.setCurrentIndex(0 if on else 1))
         self.url_box.activated.connect(lambda _row: self._fill_from_remembered())
+        self.token_mode.toggled.connect(lambda _on: self.focus_credentials())
+        # The keyboard path: address, the way to sign in (arrows pick), its fields.
+        chain = (self.url_box, self.token_mode, self.password_mode, self.token_edit,
+                 self.name_edit, self.password_edit, self.remember, self.buttons)
+        for before, after in pairwise(chain):
+            QWidget.setTabOrder(before, after)
         self.buttons.accepted.connect(self.try_connect)
         self.buttons.rejected.connect(self.reject)
 
@@ -140,14 +165,39 @@ class ConnectDialog(QDialog):
             return Credentials(name=self.name_edit.text(), password=self.password_edit.text())
         return Credentials(token=self.token_edit.text())
 
+    def address_text(self) -> str:
+        """The address box, or the default shown greyed in it when it is empty."""
+        return self.url_box.currentText().strip() or DEFAULT_URL
+
+    def missing_input(self) -> tuple[str, QWidget] | None:
+        """What the user still has to fill in, and where; checked here, before any
+        call, so the message says what is wrong in plain words, with no hub code."""
+        try:
+            normalise_url(self.address_text())
+        except BadRequest as err:
+            return err.message, self.url_box
+        if self.token_mode.isChecked():
+            if not self.token_edit.text().strip():
+                return ("Enter an API token (an owner gets one with "
+                        "'webhub user token NAME'), or sign in with a name and password",
+                        self.token_edit)
+            return None
+        if not self.name_edit.text().strip():
+            return "Enter your user name", self.name_edit
+        if not self.password_edit.text():
+            return "Enter your password", self.password_edit
+        return None
+
     def try_connect(self) -> None:
+        missing = self.missing_input()
+        if missing is not None:
+            text, field = missing
+            self.show_error(text)
+            field.setFocus()
+            return
         creds = self.credentials()
         self._cancelled = False
-        try:
-            url = normalise_url(self.url_box.currentText() or DEFAULT_URL)
-        except Exception as err:
-            self.show_error(describe_error(err))
-            return
+        url = normalise_url(self.address_text())
         keep, vault = self.remember.isChecked(), self._vault
 
         def work() -> Connected:
@@ -157,10 +207,11 @@ class ConnectDialog(QDialog):
                 vault.store(url, connected.token)
             else:
                 vault.forget(url)
+            connected.kept = keep
             return connected
 
         self._busy(True)
-        self.message.show_message(f"Connecting to {url}…", "info")
+        self.show_message(f"Connecting to {url}…", "info")
         self._tasks.run(work, lambda done: self._connected(url, creds, done), self._failed)
 
     def _connected(self, url: str, creds: Credentials, done: Connected) -> None:
@@ -175,19 +226,44 @@ class ConnectDialog(QDialog):
         self.hub_model.remember(HubEntry(done.conn.url, user, method))
         self.url_box.setEditText(done.conn.url)
         self.connected = done
+        # Listeners open the main window first; hiding the dialog before it exists
+        # would leave the app with no window.
         self.sig_connected.emit(done)
         self.accept()
 
     def reject(self) -> None:
         self._cancelled = True
         super().reject()
+        if self.connected is None:
+            self.sig_cancelled.emit()
 
     def _failed(self, err: Exception) -> None:
         self._busy(False)
         self.show_error(describe_error(err))
 
     def show_error(self, text: str) -> None:
-        self.message.show_message(text, "error")
+        self.show_message(text, "error")
+
+    def show_message(self, text: str, level: str) -> None:
+        self.message.show_message(text, level)
+        self.grow_to_fit()
+
+    def grow_to_fit(self) -> None:
+        """A long message wraps; the dialog then grows (never shrinks under the
+        user) until all of it shows, within the screen."""
+        layout = self.layout()
+        if layout is None:
+            return
+        layout.activate()
+        width = max(self.width(), min(self.sizeHint().width(), self._screen_size()[0]))
+        height = max(self.height(), layout.totalHeightForWidth(width),
+                     layout.totalMinimumSize().height())
+        self.resize(width, min(height, self._screen_size()[1]))
+
+    def _screen_size(self) -> tuple[int, int]:
+        screen = self.screen()
+        area = screen.availableGeometry()
+        return area.width(), area.height()
 
     def _busy(self, busy: bool) -> None:
         for widget in (self.url_box, self._modes, self.token_mode, self.password_mode,

@@ -23,11 +23,24 @@ class Credentials:
         return bool(self.name)
 
 
+REVOKE_TIMEOUT_S = 3.0  # at quit the console waits this long, at most, for the hub
+# DELETE with a token revokes that very token: whoever holds it may give it up.
+REVOKE_PATH = "/api/auth/token"
+
+
 @dataclass
 class Connected:
     conn: HubConnection
     token: str
     info: dict[str, Any] = field(default_factory=dict)
+    minted: bool = False  # the hub issued the token for this sign-in (name and password)
+    kept: bool = False    # the token was stored in the vault for the next start
+
+    @property
+    def revoke_at_close(self) -> bool:
+        """A token minted for this sign-in and kept nowhere is useless once the
+        console lets go of it: left on the hub it would only be a spare credential."""
+        return self.minted and not self.kept
 
 
 def normalise_url(text: str) -> str:
@@ -67,7 +80,14 @@ def open_hub(url: str, creds: Credentials, timeout: float = 30.0) -> Connected:
     except BaseException:
         conn.close()
         raise
-    return Connected(conn, token, info)
+    return Connected(conn, token, info, minted=creds.by_password)
+
+
+def revoke_token(url: str, token: str, timeout: float = REVOKE_TIMEOUT_S) -> None:
+    """Ask the hub to revoke ``token`` (authenticated by that token). Raises the
+    hub's error classes, or HubUnreachable."""
+    with HubConnection(url, token, timeout=timeout) as conn:
+        conn.delete(REVOKE_PATH)
 
 
 def read_info(conn: HubConnection) -> dict[str, Any]:

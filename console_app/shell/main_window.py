@@ -54,7 +54,8 @@ class MainWindow(QMainWindow):
         self.session = session
         self._factories = dict(pages if pages is not None else default_pages())
         self._built: dict[str, QWidget] = {}
-        self.setWindowTitle(f"WebJobs console — {session.url}")
+        # The hub alone: the desktop adds the application's name ("… — WebJobs console").
+        self.setWindowTitle(session.url)
         self.resize(1200, 760)
         self.connection_banner = Banner(closable=False)
         self.notice = Banner(closable=True)

@@ -3,9 +3,11 @@ token), and the failures, each shown in the dialog with its code."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from console_app.client.credentials import TokenVault
@@ -94,8 +96,7 @@ def test_not_keeping_the_token_forgets_an_old_one(qtbot: QtBot, tasks: TaskManag
     assert vault.load(console_hub.url) is None
 
 
-@pytest.mark.parametrize("case", ["wrong password", "not an owner", "no hub", "bad address",
-                                  "bad token"])
+@pytest.mark.parametrize("case", ["wrong password", "not an owner", "no hub", "bad token"])
 def test_failures_show_their_code_and_keep_the_dialog_open(
         qtbot: QtBot, tasks: TaskManager, hubs: RememberedHubs, vault: TokenVault,
         console_hub: ConsoleHub, case: str) -> None:
@@ -112,11 +113,9 @@ def test_failures_show_their_code_and_keep_the_dialog_open(
     elif case == "bad token":
         dialog.token_edit.setText("wjt_nonsense")
         code = "AUTH-SESSION-001"
-    elif case == "no hub":
+    else:
         url, code = f"http://127.0.0.1:{free_port()}", "CONSOLE-001"
         dialog.token_edit.setText(console_hub.owner_token)
-    else:
-        url, code = "ftp://somewhere", "HUB-001"
     dialog.url_box.setEditText(url)
     dialog.connect_button.click()
     qtbot.waitUntil(lambda: dialog.message.level == "error", timeout=20000)
@@ -130,3 +129,38 @@ def test_addresses_are_normalised() -> None:
     assert normalise_url("https://hub.example/") == "https://hub.example"
     with pytest.raises(BadRequest):
         normalise_url("")
+
+
+@pytest.mark.parametrize(("case", "says"), [
+    ("empty token", "Enter an API token"), ("bad address", "Not a hub address: ftp://x"),
+    ("empty name", "Enter your user name"), ("empty password", "Enter your password")])
+def test_what_is_missing_is_said_before_any_call_without_a_code(
+        qtbot: QtBot, tasks: TaskManager, hubs: RememberedHubs, vault: TokenVault,
+        console_hub: ConsoleHub, case: str, says: str) -> None:
+    dialog = _dialog(qtbot, tasks, hubs, vault)
+    dialog.url_box.setEditText("ftp://x" if case == "bad address" else console_hub.url)
+    dialog.token_edit.setText("" if case == "empty token" else console_hub.owner_token)
+    if case in ("empty name", "empty password"):
+        dialog.password_mode.setChecked(True)
+        dialog.name_edit.setText("owner" if case == "empty password" else " ")
+    dialog.connect_button.click()  # answered at once: no task, no hub
+    field = {"empty token": dialog.token_edit, "bad address": dialog.url_box,
+             "empty name": dialog.name_edit, "empty password": dialog.password_edit}[case]
+    assert dialog.message.level == "error" and dialog.message.text.startswith(says)
+    assert not re.match(r"[A-Z]+(-[A-Z]+)*-\d+", dialog.message.text)
+    assert dialog.focusWidget() is field and dialog.connect_button.isEnabled()
+    assert not tasks.busy and dialog.connected is None
+
+
+def test_a_long_error_wraps_and_the_dialog_grows_to_show_all_of_it(
+        qtbot: QtBot, tasks: TaskManager, hubs: RememberedHubs, vault: TokenVault) -> None:
+    dialog = _dialog(qtbot, tasks, hubs, vault)
+    qtbot.waitExposed(dialog)
+    before = dialog.height()
+    dialog.show_error("CONSOLE-001: " + " ".join(["the hub did not answer in time"] * 30))
+    label = dialog.message.findChild(QLabel)
+    assert label is not None and label.wordWrap()
+    qtbot.waitUntil(lambda: label.height() >= label.heightForWidth(label.width()))
+    bottom = label.mapTo(dialog, label.rect().bottomRight())
+    assert dialog.rect().contains(bottom) and dialog.height() > before
+    assert dialog.buttons.geometry().top() >= dialog.message.geometry().bottom()
