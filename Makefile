@@ -10,6 +10,10 @@ PORT ?= 8700
 
 .PHONY: setup run console test lint bench clean
 
+QT_X11_PACKAGES := libxcb1 libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 \
+	libxcb-keysyms1 libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 \
+	libxcb-shm0 libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1 libxkbcommon-x11-0
+
 MODULES := hub/engine/js/modules
 MODULES_STAMP := $(MODULES)/node_modules/.installed
 
@@ -37,6 +41,10 @@ $(STAMP): pyproject.toml
 	@dpkg -s libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 fonts-dejavu-core >/dev/null 2>&1 || \
 		{ apt-get update -qq && \
 		  apt-get install -y -qq libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 fonts-dejavu-core; }
+	@# On a real X display Qt's xcb plugin needs these too (libxcb-cursor0 it loads at run
+	@# time); Xvfb and xdotool let the tests run the console on one.
+	@dpkg -s $(QT_X11_PACKAGES) xvfb xdotool >/dev/null 2>&1 || \
+		{ apt-get update -qq && apt-get install -y -qq $(QT_X11_PACKAGES) xvfb xdotool; }
 	$(PY) -m pip install --quiet -e ".[console,dev]"
 	touch $(STAMP)
 
