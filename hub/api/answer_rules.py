@@ -31,6 +31,10 @@ _NAME_SHOWN = 60
 
 def answer_problem(meta: Mapping[str, Any]) -> str | None:
     """Why the answer described by ``meta`` cannot be sent, or None when it can."""
+    status = meta.get("status", 200)
+    if isinstance(status, int) and 100 <= status < 200:
+        # An interim status is the server's to send (a 101 would switch protocols).
+        return f"status {status} is an interim answer, not a job's (use 200-599)"
     headers = meta.get("headers") or {}
     for name, value in headers.items():
         problem = _header_problem(str(name), str(value))

@@ -116,6 +116,9 @@ def _job_headers(result: RunResult) -> dict[str, str]:
     return headers
 
 
+_NO_BODY = frozenset({204, 304})
+
+
 def plain_response(result: RunResult, drawer: bytes | None = None) -> Response:
     """``drawer``: the page console to add to an HTML page (``hub.api.page_console``)."""
     if result.error is not None:
@@ -123,7 +126,10 @@ def plain_response(result: RunResult, drawer: bytes | None = None) -> Response:
     body = result_bytes(result)
     if drawer is not None:
         body = insert_drawer(body, drawer)
-    return Response(body, int(result.meta.get("status", 200)), _job_headers(result))
+    status = int(result.meta.get("status", 200))
+    if status in _NO_BODY:  # HTTP forbids a body here: sending one breaks the connection
+        body = b""
+    return Response(body, status, _job_headers(result))
 
 
 def stream_status(result: RunResult) -> int:

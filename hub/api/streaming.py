@@ -26,7 +26,7 @@ from hub.api.page_console import console_drawer
 from hub.auth import Caller
 from hub.engine.background import background
 from hub.engine.engine import RunResult
-from hub.services.runs import JobRunner, LoadedJob
+from hub.services.runs import JobRunner, LoadedJob, new_job_id
 from shared.ndjson import LogLine, encode_line
 
 T = TypeVar("T")
@@ -88,13 +88,16 @@ async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inboun
     stream = force_stream or wants_stream(inbound.flag("raw"), inbound.flag("enableLogger"),
                                           request.headers.get("accept", ""))
 
+    job_id = new_job_id()  # known before the run starts: a live answer's header names it
+
     def start(on_log: Callable[[LogLine], None] | None = None,
               on_start: Callable[[], None] | None = None) -> Awaitable[RunResult]:
         return runner.run(job, caller=caller, params=inbound.params, request=inbound.request,
-                          origin=origin, pretty=not stream, on_log=on_log, on_start=on_start)
+                          origin=origin, pretty=not stream, on_log=on_log, on_start=on_start,
+                          job_id=job_id)
 
     if stream and inbound.flag("enableLogger"):
-        return await _live_answer(request, start)
+        return await _live_answer(request, start, job_id)
     started = asyncio.Event()
     result = await until_disconnect(request, start(on_start=started.set), started)
     if not stream:
@@ -107,7 +110,8 @@ async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inboun
                     {"X-Job-Id": result.job_id}, media_type=NDJSON)
 
 
-async def _live_answer(request: Request, start: Callable[..., Awaitable[RunResult]]) -> Response:
+async def _live_answer(request: Request, start: Callable[..., Awaitable[RunResult]],
+                       job_id: str) -> Response:
     """NDJSON with console lines as they happen. The status is sent before the
     outcome is known, so it is 200 once the run has a worker; a refusal from the
     queue (SYS-429) still gets its own status."""
@@ -146,4 +150,4 @@ async def _live_answer(request: Request, start: Callable[..., Awaitable[RunResul
             if not task.done():  # the client went away: the run ends or is stopped
                 background(_abandon(task, started=True))
 
-    return StreamingResponse(body(), media_type=NDJSON)
+    return StreamingResponse(body(), media_type=NDJSON, headers={"X-Job-Id": job_id})

@@ -283,8 +283,10 @@ class SqlHistoryStore:
                 where.append(clause)
                 params.append(clean_text(value) if isinstance(value, str) else value)
         if query.search:
-            # As stored: a lone surrogate in the term finds the U+FFFD it was kept as.
-            clauses, values = self._search_clauses(clean_text(query.search))
+            # As stored: a lone surrogate in the term finds the U+FFFD it was kept as. A
+            # NUL cannot be searched for: SQL text (FTS5's query, a LIKE pattern) ends there.
+            term = clean_text(query.search).replace("\x00", "\ufffd")
+            clauses, values = self._search_clauses(term)
             where += clauses
             params += values
         sql = _SELECT + (f" WHERE {' AND '.join(where)}" if where else "")
