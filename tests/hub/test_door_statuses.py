@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.hub.conftest import AUTH, HubProcess, running_hub
+from tests.hub.conftest import AUTH, running_hub
 
 JOBS = {"public_status": "return response.json({ said: 'x' }, Number(params.status))"}
 PLAIN = {"Accept": "application/json"}
