@@ -126,6 +126,18 @@ async def token(request: Request) -> dict[str, Any]:
     return {"token": secret, "id": info.id}
 
 
+@router.delete("/api/auth/token")
+async def revoke_own_token(request: Request) -> dict[str, Any]:
+    """The API token this request is made with is revoked: a client that signed in with
+    a password and was told not to keep the token gives it up when it closes."""
+    caller = await caller_of(request)
+    if caller.via != "token":
+        raise NotSignedIn("Send the user API token to revoke as the bearer token")
+    _, _, secret = request.headers.get("authorization", "").partition(" ")
+    await asyncio.to_thread(hub_of(request).users.revoke_token_secret, secret.strip())
+    return {"success": True}
+
+
 @router.post("/api/auth/logout")
 async def logout(request: Request) -> Response:
     await caller_of(request)  # a cross-site logout is refused like any other cookie write

@@ -278,6 +278,17 @@ class IdentityStore:
             log.info("token %d revoked", token_id)
         return found
 
+    def revoke_token_secret(self, token: str) -> bool:
+        """Revoke the token whose plaintext this is (a client giving up its own token);
+        False when no live token has it."""
+        if not _plausible(token, TOKEN_PREFIX):
+            return False
+        found = self._write("UPDATE api_tokens SET revoked = 1 WHERE digest = ? AND revoked = 0",
+                            (passwords.secret_digest(token),)) > 0
+        if found:
+            log.info("a token was revoked by its holder")
+        return found
+
     def list_tokens(self, user_name: str) -> list[TokenInfo]:
         if self.get_user(user_name) is None:
             raise NotFound(f"No user '{user_name}'")

@@ -74,8 +74,6 @@ def test_a_sign_in_opens_the_window_and_never_counts_as_cancelled(
     assert (console.vault.load(console_hub.url) is not None) is keep
 
 
-@pytest.mark.xfail(strict=True, reason="the hub has no route yet for a token to revoke "
-                   "itself (DELETE /api/auth/token): hub/api/auth_routes.py")
 def test_a_password_sign_in_not_kept_leaves_no_token_on_the_hub(
         qtbot: QtBot, console: ConsoleApp, console_hub: ConsoleHub) -> None:
     _sign_in(qtbot, console, console_hub, by_password=True, keep=False)

@@ -3,12 +3,13 @@ sign-in page's defences (one shared check, so failures on either route count).""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from tests.hub.conftest import HubProcess
+from tests.hub.conftest import AUTH, HubProcess
 
 PASSWORD = "console-pass-1"
 
@@ -69,3 +70,17 @@ def test_failures_on_either_route_lock_both(start_hub: Callable[..., HubProcess]
         assert locked.json()["code"] == "SYS-429" and int(locked.headers["retry-after"]) > 0
         also = c.post("/api/auth/login", json={"name": "ola", "password": PASSWORD})
         assert also.status_code == 429
+
+
+def test_a_token_revokes_itself(hub: HubProcess) -> None:
+    token = hub.add_user(f"leaving-{os.getpid()}", "OWNER")
+    own = {"Authorization": f"Bearer {token}"}
+    with hub.client() as client:
+        assert client.get("/api/auth/me", headers=own).status_code == 200
+        gone = client.delete("/api/auth/token", headers=own)
+        assert gone.status_code == 200 and gone.json() == {"success": True}
+        assert client.get("/api/auth/me", headers=own).json()["code"] == "AUTH-SESSION-001"
+        assert client.delete("/api/auth/token", headers=own).status_code == 401
+        refused = client.delete("/api/auth/token", headers=AUTH)  # the system token stays
+        assert refused.status_code == 401
+        assert client.get("/api/auth/me", headers=AUTH).status_code == 200

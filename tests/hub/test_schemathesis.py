@@ -4,9 +4,12 @@ hundred cases in all). Every answer must be 2xx/3xx/4xx (or a job's own failure)
 code when it is a failure — no server error — and every worker must be back after each
 case; afterwards a plain run still works and is recorded in history.
 
-Nothing is excluded: no route over HTTP stops the hub or revokes the owner's token
-(``/api/auth/logout`` ends a browser session, not a bearer token), and the names,
-ids and tokens schemathesis makes up match nothing the last test relies on."""
+One route is left out: ``DELETE /api/auth/token`` revokes the token it is called
+with, so the first case would sign the owner out of every later one (it has its own
+test in test_console_token.py). No other route stops the hub or revokes the owner's
+token (``/api/auth/logout`` ends a browser session, not a bearer token), and the
+names, ids and tokens schemathesis makes up match nothing the last test relies on."""
+
 
 from __future__ import annotations
 
@@ -33,6 +36,8 @@ from tests.hub.fuzz_support import (
 )
 
 CASES_PER_ROUTE = 10  # fuzzed cases per operation, beside its coverage cases
+# The one operation that would revoke the owner's own token (see the docstring).
+SIGNS_OUT = "DELETE /api/auth/token"
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +92,8 @@ def test_no_route_answers_a_server_error(hub: HubProcess, client: httpx.Client,
     failures: list[str] = []
     for result in loaded.get_all_operations():
         operation = result.ok()
+        if operation.label == SIGNS_OUT:
+            continue
         run = build_operation_test(config=loaded.config, operation=operation,
                                    test_func=check_case, given_kwargs={},
                                    feedback=FeedbackSources(), explicit_settings=bounded)
