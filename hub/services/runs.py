@@ -137,12 +137,23 @@ class JobRunner:
             debugger=debugger, bridge=bridge, secret_names=names, secrets=values)
         with LOG_MASK.hold(values.values()):  # until the run's last log line
             if self.history is None:
-                result = checked_answer(await self.engine.run(req))
+                result = await self._engine_result(req)
             else:
                 result = await self._recorded(req, job, caller, params, schedule)
             result.ref = req.ref
             self._log_result(job.name, result, origin, req.ref)
         return result
+
+    async def _engine_result(self, req: RunRequest) -> RunResult:
+        """``req`` run and its answer checked. While it runs, the engine points
+        ``req.note`` at its active run, which holds ``req`` and the worker's answer:
+        left set, that cycle keeps the whole result (up to ``WEBJOB_MAX_RESULT_MB``)
+        alive until the collector's rare full pass, and a few large results at once
+        stay in the hub's memory."""
+        try:
+            return checked_answer(await self.engine.run(req))
+        finally:
+            req.note = None
 
     async def _secret_values(self, names: Sequence[str]) -> dict[str, str]:
         """The values of the declared secrets that are set, read now (so a change is
@@ -172,7 +183,7 @@ class JobRunner:
 
         req.on_start = started
         try:
-            result = checked_answer(await self.engine.run(req))
+            result = await self._engine_result(req)
         except BaseException:
             if record is not None:
                 history.end_abruptly(record, "the run ended without an outcome")
