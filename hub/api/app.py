@@ -24,6 +24,7 @@ from hub.api.debug_routes import router as debug_router
 from hub.api.deps import Hub
 from hub.api.history_routes import router as history_router
 from hub.api.key_routes import router as keys_router
+from hub.api.memory import GiveBackMemory
 from hub.api.routes import router
 from hub.api.run_route import literal_segments, run_router
 from hub.api.schedule_routes import router as schedule_router
@@ -155,6 +156,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(each)
     _install_error_handlers(app)
     app.add_middleware(NoSniff)
+    app.add_middleware(GiveBackMemory)
     return app
 
 

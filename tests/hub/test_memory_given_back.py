@@ -13,7 +13,9 @@ from collections.abc import Callable
 
 import httpx
 import psutil
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hub.api.memory import TRIM_FROM_BYTES, GiveBackMemory
 from tests.hub.conftest import HubProcess
 
 BIG_JOB = ("/*\nMemory: 1024\n*/\n"
@@ -61,3 +63,45 @@ def test_memory_of_large_results_at_once_is_given_back(
     assert sizes == [RESULT_MB * 1024 * 1024] * AT_ONCE
     after = _rss_after_settling(hub, before + ALLOWED_GROWTH_MB)
     assert after <= before + ALLOWED_GROWTH_MB, f"RSS {before} MB before, {after} MB after"
+
+
+async def _answer_of(size: int, scope: Scope, receive: Receive, send: Send) -> None:
+    del scope, receive
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"x" * size})
+
+
+async def _answered(app: ASGIApp, size: int) -> None:
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: Message) -> None:
+        del message
+
+    await app({"type": "http"}, receive, send)
+
+
+def test_large_answers_at_once_trim_once_and_small_ones_never() -> None:
+    """What a trim does is the allocator's business (measured above and in the
+    report); here: when the middleware asks for one."""
+    async def scenario() -> list[int]:
+        loop = asyncio.get_running_loop()
+        trimmed = asyncio.Event()
+        pads: list[int] = []
+
+        def recording_trim(pad: int) -> int:  # runs in a thread, as malloc_trim would
+            pads.append(pad)
+            loop.call_soon_threadsafe(trimmed.set)
+            return 1
+
+        sizes = iter([TRIM_FROM_BYTES - 1, TRIM_FROM_BYTES, TRIM_FROM_BYTES, TRIM_FROM_BYTES])
+        give = GiveBackMemory(lambda s, r, snd: _answer_of(next(sizes), s, r, snd))
+        give._trim = recording_trim
+        await _answered(give, 0)
+        assert not give._pending  # a small answer schedules nothing
+        await asyncio.gather(*(_answered(give, 0) for _ in range(3)))
+        await asyncio.wait_for(trimmed.wait(), 5)
+        await loop.shutdown_default_executor()  # any further trim has run by now
+        return pads
+
+    assert asyncio.run(scenario()) == [0]
