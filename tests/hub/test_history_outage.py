@@ -64,7 +64,10 @@ def test_no_run_is_lost_when_postgresql_stops_mid_load(tmp_path: Path) -> None:
                 status = eventually(lambda: (s := _status(client)) and s["spooled"] == 0
                                     and s["storeReachable"] and s, timeout=60)
                 assert status, "the spool was never written back"
-            stored = dict(_stored_runs(url))
+            # The last runs may still be in the writer's queue (not the spool) by then.
+            stored = eventually(lambda: (rows := dict(_stored_runs(url)))
+                                and set(ids) <= set(rows) and rows, timeout=30) or dict(
+                                    _stored_runs(url))
             assert set(ids) <= set(stored), f"lost {len(set(ids) - set(stored))} runs"
             assert {stored[i] for i in ids} == {"success"}
         finally:
