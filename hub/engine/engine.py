@@ -381,6 +381,9 @@ class Engine:
             finally:
                 self._active.pop(req.job_id, None)
                 self._settle_worker(worker, active)
+                # The note is the active run's: kept, it would tie the request to the run
+                # and its whole answer in a cycle only the collector's rare pass frees.
+                req.note = None
 
     def _settle_worker(self, worker: WorkerProcess, active: _ActiveRun | None) -> None:
         """After a run, however it ended: a worker that never got the run is given
