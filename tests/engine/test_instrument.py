@@ -28,13 +28,18 @@ globalThis.__dbg = {
   v(f) {
     try { return f(); } catch (e) { if (e instanceof ReferenceError) return '<tdz>'; throw e; }
   },
-  async pause(line, column, get) {
-    __trace.push({kind: 'pause', line, column, vars: __show(get())});
+  async pause(line, column, get, frame) {
+    __trace.push({kind: 'pause', line, column, vars: __show(get()), frame: frame && frame.name});
   },
-  async breakpoint(line, column, get, ...args) {
+  async breakpoint(line, column, get, frame, ...args) {
     __trace.push({kind: 'breakpoint', line, column, vars: __show(get()), args});
   },
+  enter(name, line) { __frames.push(['enter', name, line]); return {name, line}; },
+  leave(frame) { __frames.push(['leave', frame.name]); },
+  caught(error, frame) { __frames.push(['caught', frame.name, String(error)]); },
+  async uncaught(error, frame) { __frames.push(['uncaught', frame.name, String(error)]); },
 };
+globalThis.__frames = [];
 globalThis.console = {log: (...a) => { __logs.push(a.join(' ')); }};
 globalThis.breakpoint = () => undefined;
 """
@@ -61,6 +66,7 @@ def run(code: str, params: dict[str, Any]) -> dict[str, Any]:
         outcome: dict[str, Any] = json.loads(str(done))
         outcome["trace"] = json.loads(str(racer.eval("JSON.stringify(__trace)")))
         outcome["logs"] = json.loads(str(racer.eval("JSON.stringify(__logs)")))
+        outcome["frames"] = json.loads(str(racer.eval("JSON.stringify(__frames)")))
         return outcome
     finally:
         racer.close()
@@ -69,7 +75,8 @@ def run(code: str, params: dict[str, Any]) -> dict[str, Any]:
 def debug_run(source: str, params: dict[str, Any]) -> dict[str, Any]:
     result = instrument(source)
     assert result.ok, result.error
-    assert result.code.count("\n") == source.count("\n")
+    # Every line keeps its number; the job's frame closes on a line after the last.
+    assert result.code.count("\n") == source.count("\n") + 1
     return run(result.code, params)
 
 
@@ -178,8 +185,10 @@ def test_function_scopes(job_run: dict[str, Any]) -> None:
 def test_tdz_shadowing_and_globals(job_run: dict[str, Any]) -> None:
     first = job_run["trace"][0]["vars"]
     assert first["shadow"] == "<tdz>" and first["double"] == "<tdz>"
-    assert first["params"] == PARAMS and "console" in first
-    assert "request" not in first and "db" not in first  # not named by the job
+    # The job globals it names are grouped apart from its own names.
+    assert first["<globals>"]["params"] == PARAMS and "console" in first["<globals>"]
+    assert "params" not in first and "console" not in first
+    assert "request" not in first["<globals>"] and "db" not in first["<globals>"]
     stop = pauses(job_run, 36)[0]
     assert stop["kind"] == "breakpoint"
     assert stop["vars"]["shadow"] == "inner" and stop["vars"]["later"] == "<tdz>"
@@ -278,3 +287,36 @@ def test_a_body_that_closes_its_function_is_refused() -> None:
 def test_without_acorn_the_debugger_says_how_to_get_it(tmp_path: Path) -> None:
     with pytest.raises(InternalError, match="run make setup"):
         _new_racer(tmp_path / "acorn.js")
+
+
+FRAMES = """\
+const helper = async function (x) {
+  return x + 1;
+};
+async function fails(n) {
+  if (n > 0) return await fails(n - 1);
+  throw new TypeError("deep");
+}
+const named = { async method() { return await helper(1); } };
+await named.method();
+try { await fails(0); } catch (e) { console.log("kept " + e.message); }
+await fails(1);
+"""
+
+
+def test_async_functions_keep_frames_and_an_escaping_exception_is_reported() -> None:
+    outcome = debug_run(FRAMES, {})
+    assert not outcome["ok"] and outcome["error"] == "TypeError: deep"
+    frames = outcome["frames"]
+    # Named from where they are written; each frame left, whatever way it ended.
+    assert frames[:5] == [["enter", "(job)", 1], ["enter", "method", 8],
+                          ["enter", "helper", 1], ["leave", "helper"], ["leave", "method"]]
+    assert [f for f in frames if f[0] == "enter"].count(["enter", "fails", 4]) == 3
+    assert frames.count(["leave", "fails"]) == 3
+    # Caught by the job: no report. Escaping it: caught on the way out, innermost
+    # first, then reported once by the job's frame.
+    escaping = [f for f in frames if f[0] in ("caught", "uncaught")]
+    assert escaping == [["caught", "fails", "TypeError: deep"]] + [
+        ["caught", "fails", "TypeError: deep"]] * 2 + [["uncaught", "(job)", "TypeError: deep"]]
+    assert outcome["logs"] == ["kept deep"]
+    assert {p["frame"] for p in outcome["trace"]} == {"(job)", "method", "helper", "fails"}

@@ -7,7 +7,15 @@
 // and `debugger;` / `breakpoint(args)` in async code become
 //   await __dbg.breakpoint(line, column, scope[, args])
 // where `scope` is a function returning {name: value} for every name in scope,
-// each read through __dbg.v(() => name) so that a name in its TDZ does not throw.
+// each read through __dbg.v(() => name) so that a name in its TDZ does not throw;
+// the job globals the job names are grouped under the key '<globals>'. Every
+// pause also passes its function's frame: an async function with statements
+// starts `const __dbg_f = __dbg.enter(name, line); try {` and ends
+// `} catch (__dbg_e) { __dbg.caught(__dbg_e, __dbg_f); throw __dbg_e; }
+// finally { __dbg.leave(__dbg_f); }` (the job body awaits `__dbg.uncaught`
+// instead of `caught`, on a line of its own after the source's last one), so the
+// runtime knows the chain of async calls and where an exception came from. The
+// catch rethrows what it caught: the job behaves as it would uninstrumented.
 // Scopes share one getter per block, `function __dbg_sN() {...}`, defined at the
 // block's start. Text is only inserted on the same line, or replaced by text with
 // the same line breaks, so every line keeps its number: stack traces, error lines
@@ -154,6 +162,7 @@
     this.edits = new Edits();
     this.points = [];
     this.count = 0;
+    this.names = new Map();
   }
   const I = Instrumenter.prototype;
 
@@ -172,9 +181,17 @@
     const chain = [];
     let s = scope;
     for (; s && (s.anchor === null || s.names.size === 0); s = s.parent) chain.unshift(s);
-    const parts = s ? ['...' + this.define(s) + '()'] : this.globals.map(entry);
+    const parts = s ? ['...' + this.define(s) + '()'] : [this.globalsGroup(chain)];
     for (const c of chain) for (const n of c.names) parts.push(entry(n));
     return '{' + parts.join(', ') + '}';
+  };
+
+  // The job globals under their own key, less those a local of the same name hides.
+  I.globalsGroup = function (chain) {
+    const local = new Set();
+    for (const c of chain) for (const n of c.names) local.add(n);
+    const shown = this.globals.filter((g) => !local.has(g));
+    return "'<globals>': {" + shown.map(entry).join(', ') + '}';
   };
 
   // An anchored scope's getter, defined (hoisted, so usable anywhere in the
@@ -198,15 +215,19 @@
   };
 
   // A pause point's call: its line and 1-based column in the original source.
-  I.call = function (kind, node, scope) {
+  // Its frame is the enclosing async function's, or null (an async arrow's
+  // expression body has no statement to hold one; the runtime makes one up).
+  I.call = function (kind, node, ctx) {
     const line = node.loc.start.line - 1;
     const column = node.loc.start.column + 1;
     this.points.push({ kind, line, column });
-    return 'await __dbg.' + kind + '(' + line + ', ' + column + ', ' + this.getter(scope);
+    return 'await __dbg.' + kind + '(' + line + ', ' + column + ', ' +
+      this.getter(ctx.scope) + ', ' + (ctx.frame ? '__dbg_f' : 'null');
   };
 
   I.visit = function (node, ctx) {
     if (!node) return;
+    this.nameFunctions(node);
     const handler = HANDLERS[node.type];
     if (handler) { handler.call(this, node, ctx); return; }
     for (const child of children(node)) this.visit(child, ctx);
@@ -220,7 +241,7 @@
   // if/else/loops, which needs braces to hold a second statement.
   I.statement = function (s, ctx, wrap) {
     if (ctx.async && this.pausable(s, ctx)) {
-      this.edits.open(s.start, (wrap ? '{' : '') + this.call('pause', s, ctx.scope) + ');');
+      this.edits.open(s.start, (wrap ? '{' : '') + this.call('pause', s, ctx) + ');');
       if (wrap) this.edits.close(s.end, '}');
     }
     this.visit(s, ctx);
@@ -252,7 +273,7 @@
   I.replaceBreakpoint = function (call, ctx, bare) {
     const args = call.arguments;
     const cut = args.length ? args[0].start : call.end;
-    const head = (bare ? '' : '(') + this.call('breakpoint', call, ctx.scope);
+    const head = (bare ? '' : '(') + this.call('breakpoint', call, ctx);
     const tail = args.length ? ', ' : ')';
     this.edits.replace(call.start, cut, head + tail + lineBreaks(this.src.slice(call.start, cut)));
     if (!bare) this.edits.close(call.end, ')');
@@ -269,15 +290,58 @@
     const first = block ? fn.body.body.find((st) => st.directive === undefined) : undefined;
     const scope = new Scope(ctx.scope, names, first ? first.start : null);
     // Parameter defaults may not await, whatever the function.
-    for (const p of fn.params) this.visit(p, { scope, async: false });
-    const inner = { scope, async: fn.async };
+    for (const p of fn.params) this.visit(p, { scope, async: false, frame: false });
+    const framed = Boolean(fn.async && first);
+    const inner = { scope, async: fn.async, frame: framed };
+    if (framed) this.frame(fn, first, ctx.scope === null);
     if (block) { this.statements(fn.body.body, inner); return; }
     if (fn.async) {
       // An async arrow's expression body: `(await pause, expr)`.
-      this.edits.open(fn.body.start, '(' + this.call('pause', fn.body, scope) + '), ');
+      this.edits.open(fn.body.start, '(' + this.call('pause', fn.body, inner) + '), ');
       this.edits.close(fn.body.end, ')');
     }
     this.visit(fn.body, inner);
+  };
+
+  // The frame of an async function: opened before its first statement (and before
+  // any scope getter, which then lives in the try block with the body's names),
+  // closed before its closing brace. Both edits are made before the body is
+  // walked, so they wrap every edit inside it.
+  I.frame = function (fn, first, isJob) {
+    const name = isJob ? '(job)' : this.fnName(fn);
+    const line = isJob ? 1 : fn.loc.start.line - 1;
+    this.edits.open(first.start, 'const __dbg_f = __dbg.enter(' + JSON.stringify(name) +
+      ', ' + line + '); try { ');
+    const handler = isJob ? 'await __dbg.uncaught(__dbg_e, __dbg_f)' :
+      '__dbg.caught(__dbg_e, __dbg_f)';
+    const close = ' } catch (__dbg_e) { ' + handler + '; throw __dbg_e; } ' +
+      'finally { __dbg.leave(__dbg_f); }';
+    // The job body's closing brace is the wrapper's: its text goes on a line of its
+    // own after the source (whose last line may be a // comment).
+    if (isJob) this.edits.close(this.src.length - SUFFIX.length, '\n' + close.slice(1));
+    else this.edits.close(fn.body.end - 1, close);
+  };
+
+  I.fnName = function (fn) {
+    if (fn.id) return fn.id.name;
+    const given = this.names.get(fn);
+    return given || (fn.type === 'ArrowFunctionExpression' ? '(arrow)' : '(anonymous)');
+  };
+
+  // The name a function gets from where it is written: `const f = async () => ...`,
+  // `{ f: async function () {} }`, `async f() {}` in a class or object, `x.f = ...`.
+  I.nameFunctions = function (node) {
+    let key = null;
+    let value = null;
+    if (node.type === 'VariableDeclarator') { key = node.id; value = node.init; }
+    else if (node.type === 'AssignmentExpression') { key = node.left; value = node.right; }
+    else if (node.type === 'Property' || node.type === 'MethodDefinition' ||
+      node.type === 'PropertyDefinition') { key = node.computed ? null : node.key; value = node.value; }
+    if (!key || !value || !FUNCTIONS.has(value.type)) return;
+    const name = key.type === 'Identifier' ? key.name :
+      key.type === 'MemberExpression' && !key.computed ? key.property.name :
+      key.type === 'Literal' ? String(key.value) : null;
+    if (name) this.names.set(value, name);
   };
 
   I.loop = function (node, ctx) {
@@ -286,7 +350,7 @@
     if (head && head.type === 'VariableDeclaration' && head.kind !== 'var') {
       const names = new Set();
       for (const d of head.declarations) patternNames(d.id, names);
-      inner = { scope: new Scope(ctx.scope, names, null), async: ctx.async };
+      inner = { scope: new Scope(ctx.scope, names, null), async: ctx.async, frame: ctx.frame };
     }
     for (const part of [node.init, node.test, node.update, node.left, node.right]) {
       this.visit(part, inner);
@@ -296,7 +360,7 @@
 
   function block(statements, ctx, anchor) {
     const names = lexicalNames(statements, new Set());
-    return { scope: new Scope(ctx.scope, names, anchor), async: ctx.async };
+    return { scope: new Scope(ctx.scope, names, anchor), async: ctx.async, frame: ctx.frame };
   }
 
   const HANDLERS = {
@@ -313,11 +377,12 @@
     StaticBlock(node, ctx) { this.statements(node.body, block(node.body, { scope: ctx.scope })); },
     PropertyDefinition(node, ctx) {
       if (node.computed) this.visit(node.key, ctx);
-      this.visit(node.value, { scope: ctx.scope, async: false });
+      this.visit(node.value, { scope: ctx.scope, async: false, frame: false });
     },
     ClassExpression(node, ctx) {
       const names = new Set(node.id ? [node.id.name] : []);
-      const inner = { scope: new Scope(ctx.scope, names, null), async: ctx.async };
+      const inner = { scope: new Scope(ctx.scope, names, null), async: ctx.async,
+        frame: ctx.frame };
       this.visit(node.superClass, inner);
       this.visit(node.body, inner);
     },
@@ -331,7 +396,7 @@
     },
     CatchClause(node, ctx) {
       const inner = { scope: new Scope(ctx.scope, patternNames(node.param, new Set()), null),
-        async: ctx.async };
+        async: ctx.async, frame: ctx.frame };
       this.visit(node.param, inner);
       this.visit(node.body, inner);
     },
@@ -348,7 +413,7 @@
     LabeledStatement(node, ctx) { this.visit(node.body, ctx); },
     DebuggerStatement(node, ctx) {
       const semi = this.src[node.end - 1] === ';' ? '' : ';';
-      const text = ctx.async ? this.call('breakpoint', node, ctx.scope) + ')' : 'void 0';
+      const text = ctx.async ? this.call('breakpoint', node, ctx) + ')' : 'void 0';
       this.edits.replace(node.start, node.start + 'debugger'.length, text + semi);
     },
     ExpressionStatement(node, ctx) {
@@ -414,7 +479,7 @@
     }
     const used = referencedNames(fn.body, new Set());
     const it = new Instrumenter(wrapped, JOB_GLOBALS.filter((g) => used.has(g)));
-    it.fn(fn, { scope: null, async: true });
+    it.fn(fn, { scope: null, async: true, frame: false });
     const out = it.edits.apply(wrapped);
     // A broken rewrite must fail loudly here, never as a confusing job error.
     acorn.parse(out, OPTIONS);
