@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 __all__ = ["OUTCOME_COLOURS", "age", "duration", "elapsed", "local_time", "zoned_time"]
@@ -53,9 +54,12 @@ def elapsed(seconds: float) -> str:
 
 
 def age(epoch: float | None, now: float) -> str:
-    """'in 4 min' / '3 h ago' beside an absolute time."""
+    """'in 4 min' / '3 h ago' / 'just now' beside an absolute time. A moment in the
+    past never reads as 'in …', however little ago it was; a future one rounds up, so
+    it never reads 'in 0 s' either."""
     if epoch is None:
         return ""
-    delta = int(epoch - now)
-    words = elapsed(abs(delta))
-    return f"in {words}" if delta >= 0 else f"{words} ago"
+    delta = epoch - now
+    if delta <= 0:
+        return "just now" if delta > -1 else f"{elapsed(-delta)} ago"
+    return f"in {elapsed(math.ceil(delta))}"

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from console_app.client.history import RunDetail
 from console_app.history.fmt import OUTCOME_COLOURS, duration, local_time
+from console_app.history.masked import AskMasked, ask_masked, filled, masked_places
 from console_app.history.replay import ReplayPlayer
 from console_app.run.console import ConsoleModel
 
@@ -76,9 +77,11 @@ class RunView(QWidget):
     sig_run_again = Signal(str, dict)   # job name, parameters
     sig_debug = Signal(str)             # run id
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None,
+                 ask_masked_values: AskMasked | None = None) -> None:
         super().__init__(parent)
         self.detail: RunDetail | None = None
+        self.ask_masked_values = ask_masked_values or ask_masked
         self.console_model = ConsoleModel(self, time_width=7)
         self.player = ReplayPlayer(self.console_model, self)
         self._build()
@@ -170,8 +173,18 @@ class RunView(QWidget):
         return params if isinstance(params, dict) else {}
 
     def _run_again(self) -> None:
-        if self.detail is not None:
-            self.sig_run_again.emit(self.detail.summary.job_name, self._params())
+        """The recorded parameters again; a masked value is never sent as ``***``: the
+        owner types each one first, or nothing runs."""
+        if self.detail is None:
+            return
+        job, params = self.detail.summary.job_name, self._params()
+        places = masked_places(params)
+        if places:
+            answers = self.ask_masked_values(job, places, self)
+            if answers is None or any(p.path not in answers for p in places):
+                return
+            params = filled(params, answers)
+        self.sig_run_again.emit(job, params)
 
     def _debug(self) -> None:
         if self.detail is not None:

@@ -47,6 +47,8 @@ def _next_run(item: ScheduleInfo, now: float) -> str:
         return "off"
     if item.next_run is None:
         return "—"
+    if item.next_run <= now:  # the hub has not fired it yet: it is due, not past
+        return f"{local_time(item.next_run)} (due now)"
     return f"{local_time(item.next_run)} ({age(item.next_run, now)})"
 
 

@@ -9,6 +9,7 @@ shows stale rows."""
 
 from __future__ import annotations
 
+import html
 import time
 from dataclasses import replace
 from typing import Any
@@ -89,6 +90,9 @@ class HistoryPage(QWidget):
         self.model = RunTableModel(self)
         self._queries = Latest()
         self._details = Latest()
+        self._schedule_name = ""        # the scoped schedule's name, once known
+        self._opening: str | None = None  # the run whose detail is on its way
+        self._reached_by_request = False  # set_filters came with this show
         self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._apply_widgets)
         self._build()
@@ -171,7 +175,9 @@ class HistoryPage(QWidget):
     def set_filters(self, filters: dict[str, Any]) -> None:
         """Show the runs of ``{"job": name}``, ``{"schedule": id}``, both or (``{}``) all;
         the other filters go back to their defaults."""
+        self._reached_by_request = True
         job, schedule = filters.get("job") or None, filters.get("schedule")
+        self._schedule_name = str(filters.get("scheduleName") or "")
         for box in (self.status_box, self.trigger_box, self.time_box, self.search_edit):
             box.blockSignals(True)
         self.status_box.setCurrentIndex(0)
@@ -219,8 +225,10 @@ class HistoryPage(QWidget):
 
     def _show_scope(self) -> None:
         f = self.state.filters
-        parts = ([f"job <b>{f.job}</b>"] if f.job else []) + (
-            [f"schedule <b>{f.schedule}</b>"] if f.schedule else [])
+        schedule = (f"schedule <b>{html.escape(self._schedule_name)}</b>"
+                    if self._schedule_name else f"schedule #{f.schedule}")
+        parts = ([f"job <b>{html.escape(f.job)}</b>"] if f.job else []) + (
+            [schedule] if f.schedule else [])
         self.scope_label.setText("Runs of " + " and ".join(parts) if parts else "All runs")
         self.clear_scope_button.setVisible(bool(parts))
 
@@ -228,8 +236,23 @@ class HistoryPage(QWidget):
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
-        if self._queries.started == 0:  # first shown without set_filters: all runs
+        if event.spontaneous():  # the window came back (un-minimised): the same view
             self.refresh()
+            return
+        # The main window answers "history of X" by showing the page and then calling
+        # set_filters; only a show without that (Ctrl+3, the sidebar) is plain navigation.
+        self._reached_by_request = False
+        QTimer.singleShot(0, self, self._shown_by_navigation)
+
+    def _shown_by_navigation(self) -> None:
+        if self._reached_by_request or not self.isVisible():
+            return
+        f = self.state.filters
+        if f.job or f.schedule:  # the History page itself means every run
+            self._schedule_name = ""
+            self.state.filters = replace(f, job=None, schedule=None, offset=0)
+            self._show_scope()
+        self.refresh()
 
     def refresh(self) -> None:
         if self.time_box.currentData() != CUSTOM_RANGE:  # "the last hour" from now
@@ -252,6 +275,8 @@ class HistoryPage(QWidget):
             self.message.show_error_text(problem)
         self.state.page = page
         self.model.set_runs(page.runs)
+        self._keep_shown_run(page)
+        self._name_schedule(page)
         self.table.resizeColumnsToContents()
         self.range_label.setText(self.state.range_text())
         self.prev_button.setEnabled(self.state.previous_filters() is not None)
@@ -260,6 +285,31 @@ class HistoryPage(QWidget):
 
     def _failed(self, exc: Exception) -> None:
         self.message.show_error(exc, "Loading history")
+
+    def _keep_shown_run(self, page: RunPage) -> None:
+        """The run view shows a run of the list or none: a run the new page lacks is
+        cleared (and a fetch of one still on its way is dropped)."""
+        shown = self.run_view.detail.summary.run_id if self.run_view.detail else None
+        wanted = shown or self._opening
+        ids = [run.run_id for run in page.runs]
+        if wanted is None:
+            return
+        if wanted not in ids:
+            self._details.supersede()
+            self._opening = None
+            self.run_view.show_run(None)
+            return
+        selection = self.table.selectionModel()
+        selection.blockSignals(True)  # the run is shown already: no second fetch
+        self.table.selectRow(ids.index(wanted))
+        selection.blockSignals(False)
+
+    def _name_schedule(self, page: RunPage) -> None:
+        if self.state.filters.schedule and not self._schedule_name:
+            named = next((r.schedule_name for r in page.runs if r.schedule_name), None)
+            if named:
+                self._schedule_name = named
+                self._show_scope()
 
     # -- one run -----------------------------------------------------------------------
 
@@ -274,12 +324,15 @@ class HistoryPage(QWidget):
         if run is None:
             return
         call, conn, run_id = self._details.start(), self.session.conn, run.run_id
+        self._opening = run_id
         self.session.tasks.run(lambda: get_run(conn, run_id), call.wrap(self._shown),
                                call.wrap(self._detail_failed))
 
     def _shown(self, detail: RunDetail) -> None:
+        self._opening = None
         self.run_view.show_run(detail)
         self.sig_run_shown.emit(detail.summary.run_id)
 
     def _detail_failed(self, exc: Exception) -> None:
+        self._opening = None
         self.message.show_error(exc, "Opening the run")

@@ -215,7 +215,8 @@ class SchedulerPage(QWidget):
             self.run_now(item, params)
 
     def open_history(self, item: ScheduleInfo) -> None:
-        self.session.nav.sig_open_history.emit({"schedule": str(item.schedule_id)})
+        self.session.nav.sig_open_history.emit({"schedule": str(item.schedule_id),
+                                                "scheduleName": item.name})
 
     def delete(self, item: ScheduleInfo) -> None:
         if not self.confirm("Delete schedule", f"Delete the schedule '{item.name}' of "

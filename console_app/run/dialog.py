@@ -9,13 +9,14 @@ client went away, so closing the dialog mid-run stops it too."""
 
 from __future__ import annotations
 
+import html
 import json
 import time
 from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QFontMetrics, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
     QGridLayout,
@@ -50,16 +51,41 @@ def pick_run(runs: list[RunningRun], name: str, source: str, started_ago_s: floa
     return min(mine, key=lambda r: abs(r.runtime / 1000 - started_ago_s), default=None)
 
 
+# A mark is drawn only when the label's font has it: an emoji such as an hourglass is
+# missing from common desktop fonts and would show as an empty box.
+STATUS_MARKS = {"running": "●", "success": "✔", "failed": "✖", "stopped": "■",
+                "stopping": "■", "error": "✖"}
+STATUS_WORDS = {"stopping": "stopping…", "running": "running…"}
+
+
+def status_text(status: str, metrics: QFontMetrics) -> str:
+    """``✔ success``, or the bare word when the font cannot draw the mark."""
+    word = STATUS_WORDS.get(status, status)
+    mark = STATUS_MARKS.get(status, "")
+    return f"{mark} {word}" if mark and metrics.inFontUcs4(ord(mark)) else word
+
+
+def heading_subject(name: str, has_source: bool, unsaved: bool) -> str:
+    """What runs: a saved job by name, an editor's text (``unsaved`` only when the
+    editor says its text differs from the saved job), or ad-hoc code."""
+    if not name:
+        return "ad-hoc code"
+    if not has_source:
+        return html.escape(name)
+    return f"{'unsaved code' if unsaved else 'the editor’s code'} of {html.escape(name)}"
+
+
 class RunDialog(QDialog):
     sig_line = Signal(object)       # each LogLine, as it arrives
     sig_finished = Signal(str)      # success | failed | stopped | error
 
     def __init__(self, session: HubSession, name: str, params: dict[str, Any] | None = None,
                  source: str | None = None, parent: QWidget | None = None,
-                 save_picker: SavePicker | None = None, from_editor: bool = False) -> None:
+                 save_picker: SavePicker | None = None, from_editor: bool = False,
+                 unsaved: bool = False) -> None:
         super().__init__(parent)
         self.session, self.name, self.params = session, name, dict(params or {})
-        self.source, self.from_editor = source, from_editor
+        self.source, self.from_editor, self.unsaved = source, from_editor, unsaved
         self.save_picker = save_picker
         self.status = "idle"
         self.meta: MetaData | None = None
@@ -79,10 +105,10 @@ class RunDialog(QDialog):
     # -- layout --------------------------------------------------------------------------
 
     def _build(self) -> None:
-        what = "unsaved code of " if self.source is not None else ""
         self.setWindowTitle(f"Run {self.name or 'ad-hoc code'}")
-        self.heading = QLabel(f"<b>{what}{self.name or 'ad-hoc code'}</b> · params "
-                              f"{json.dumps(self.params, ensure_ascii=False)[:200]}")
+        subject = heading_subject(self.name, self.source is not None, self.unsaved)
+        params = html.escape(json.dumps(self.params, ensure_ascii=False)[:200])
+        self.heading = QLabel(f"<b>{subject}</b> · params {params}")
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.status_label, self.runtime_label = QLabel(), QLabel()
         self.http_label, self.ref_label = QLabel(), QLabel()
@@ -169,9 +195,7 @@ class RunDialog(QDialog):
 
     def _set_status(self, status: str) -> None:
         self.status = status
-        marks = {"running": "⏳ running", "success": "✔ success", "failed": "✖ failed",
-                 "stopped": "■ stopped", "error": "✖ error"}
-        self.status_label.setText(marks.get(status, status))
+        self.status_label.setText(status_text(status, QFontMetrics(self.status_label.font())))
         self.stop_button.setEnabled(status == "running")
         self.again_button.setEnabled(status != "running")
 
@@ -254,7 +278,7 @@ class RunDialog(QDialog):
             return
         self._stop_requested = True
         self.stop_button.setEnabled(False)
-        self.status_label.setText("■ stopping…")
+        self.status_label.setText(status_text("stopping", QFontMetrics(self.status_label.font())))
         conn = self.session.conn
         name = self.name if self.source is None or self.name else "adhoc"
         origin = "http" if self.source is None else ("editor" if self.from_editor else "adhoc")

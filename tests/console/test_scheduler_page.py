@@ -156,7 +156,7 @@ def test_run_now_appears_in_that_schedules_history(qtbot: QtBot, page: Scheduler
         page.menu_actions["params"].trigger()
     with qtbot.waitSignal(session.nav.sig_open_history, timeout=2000) as opened:
         page._clicked(page.model.index(page.model.row_of(made.schedule_id), LAST))
-    assert opened.args == [{"schedule": str(made.schedule_id)}]
+    assert opened.args == [{"schedule": str(made.schedule_id), "scheduleName": made.name}]
     history = HistoryPage(session)
     qtbot.addWidget(history)
 
