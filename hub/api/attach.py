@@ -26,10 +26,10 @@ from hub.api.deps import Hub, hub_of, owner_of
 from hub.api.inbound import Inbound, read_json_object
 from hub.auth import DEBUG_COOKIE, Caller
 from hub.engine.instrument import instrument
-from hub.services.debugging import IDLE_LIMIT_S, DebugSession, owner_key
+from hub.services.debugging import IDLE_LIMIT_S, DebugSession, encode_event, owner_key
 from hub.services.runs import LoadedJob, new_job_id
 from shared.errors import BadRequest
-from shared.ndjson import DebugAnswer, DebugRequest, encode_line
+from shared.ndjson import DebugAnswer, DebugRequest
 
 router = APIRouter(prefix="/api/webjobs")
 COOKIE = DEBUG_COOKIE
@@ -45,6 +45,9 @@ async def attach(name: str, request: Request) -> dict[str, Any]:
     step = data.get("stepFromStart", True)
     if not isinstance(step, bool):
         raise BadRequest("'stepFromStart' must be true or false")
+    on_exception = data.get("pauseOnException", False)
+    if not isinstance(on_exception, bool):
+        raise BadRequest("'pauseOnException' must be true or false")
     holder: list[DebugSession] = []
 
     def stop_current(message: str) -> None:  # the request parked now, if any
@@ -52,6 +55,7 @@ async def attach(name: str, request: Request) -> dict[str, Any]:
 
     session = hub.debug_sessions.attach(owner_key(caller), job.name, stop_current, step)
     holder.append(session)
+    session.pause_on_exception = on_exception
     return {"session": session.id, "url": f"/api/webjobs/{job.name}?{TAG}={session.id}"}
 
 
@@ -68,7 +72,7 @@ async def events(session_id: str, request: Request) -> StreamingResponse:
                 await asyncio.wait({getter, ended}, timeout=15,
                                    return_when=asyncio.FIRST_COMPLETED)
                 if getter.done():
-                    yield encode_line(getter.result())
+                    yield encode_event(getter.result())
                     continue
                 getter.cancel()
                 yield b"\n"  # a blank line keeps proxies from closing an idle stream
@@ -101,7 +105,9 @@ async def attached_answer(request: Request, hub: Hub, job: LoadedJob, inbound: I
     if not done.ok:
         return None  # a job that does not parse fails the same way without the debugger
     session.job_id = new_job_id()
-    session.step_mode = session.step_from_start  # each request parks before line one
+    # Each request parks before line one (or runs to a breakpoint), as a new run.
+    session.step_mode, session.step_depth = session.step_from_start, None
+    session.started = False
     session.events.put_nowait(DebugRequest(session.job_id, request.method, request.url.path))
     result = await hub.runner.run(
         dataclasses.replace(job, code=done.code), caller=caller, params=inbound.params,

@@ -20,7 +20,7 @@ from hub.auth import Caller
 from hub.engine.engine import BridgeHost
 from hub.engine.instrument import Instrumented, instrument
 from hub.history.record import RunRecord
-from hub.services.debugging import DebugSession, owner_key
+from hub.services.debugging import DebugSession, encode_event, owner_key
 from hub.services.outside import ReplayBridge
 from hub.services.runs import LoadedJob, new_job_id
 from hub.store.base import JOB_NAME_RE
@@ -39,6 +39,14 @@ async def _job_to_debug(hub: Hub, name: str, code: Any) -> LoadedJob:
     if not isinstance(code, str) or not code.strip():
         raise BadRequest("'code' must be the job's source text")
     return hub.runner.describe(name if JOB_NAME_RE.match(name) else "debug", code)
+
+
+def _pause_on_exception(data: dict[str, Any]) -> bool:
+    """Whether an exception leaving the job pauses where it was thrown (off unless asked)."""
+    wanted = data.get("pauseOnException", False)
+    if not isinstance(wanted, bool):
+        raise BadRequest("'pauseOnException' must be true or false")
+    return wanted
 
 
 def _options(data: dict[str, Any]) -> tuple[dict[str, Any], bool, set[int], str]:
@@ -66,6 +74,7 @@ async def debug_run(name: str, request: Request) -> Response:
         data = await read_json_object(request, hub.settings.max_body_bytes)
         job = await _job_to_debug(hub, name, data.get("code"))
         params, step, lines, method = _options(data)
+        on_exception = _pause_on_exception(data)
         done = await asyncio.to_thread(instrument, job.code)
         if not done.ok:
             raise JobFailed(f"{done.error} (line {done.line})", line=done.line,
@@ -74,7 +83,9 @@ async def debug_run(name: str, request: Request) -> Response:
         return refusal(exc, request.method, request.url.path, stream=True)
     view = {"method": method, "url": str(request.url), "path": request.url.path, "query": {},
             "headers": {}, "ip": address_of(request)}
-    return _start(hub, caller, job, done, _Plan(owner_key(caller), params, step, lines, view))
+    plan = _Plan(owner_key(caller), params, step, lines, view,
+                 pause_on_exception=on_exception)
+    return _start(hub, caller, job, done, plan)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +96,7 @@ class _Plan:
     lines: set[int]
     view: dict[str, Any]
     bridge: BridgeHost | None = None
+    pause_on_exception: bool = False
 
 
 def _start(hub: Hub, caller: Caller, job: LoadedJob, done: Instrumented,
@@ -95,7 +107,7 @@ def _start(hub: Hub, caller: Caller, job: LoadedJob, done: Instrumented,
     session = hub.debug_sessions.open(plan.driver, job.name,
                                       lambda message: _stop(hub, job_id, message), plan.step,
                                       plan.lines)
-    session.job_id = job_id
+    session.job_id, session.pause_on_exception = job_id, plan.pause_on_exception
     run = asyncio.ensure_future(hub.runner.run(
         dataclasses.replace(job, code=done.code), caller=caller, params=plan.params,
         request=plan.view, origin="debug", on_log=session.log, job_id=job_id,
@@ -114,6 +126,7 @@ async def debug_replay(run_id: str, request: Request) -> Response:
     try:
         data = await read_json_object(request, SMALL_BODY)
         _, step, lines, _ = _options({k: v for k, v in data.items() if k != "params"})
+        pause_on_exception = _pause_on_exception(data)
         record = await hub.history.get(run_id) if len(run_id) <= 100 else None
         if record is None:
             raise NotFound(f"No run '{run_id[:100]}' in history")
@@ -130,7 +143,7 @@ async def debug_replay(run_id: str, request: Request) -> Response:
             "path": request.url.path, "query": {}, "headers": {}, "ip": address_of(request),
             "replayOf": record.job_id}
     plan = _Plan(owner_key(owner), record.params if record.params is not None else {}, step,
-                 lines, view, ReplayBridge(list(record.calls)))
+                 lines, view, ReplayBridge(list(record.calls)), pause_on_exception)
     log.info("[WebJob:%s] run %s replayed under the debugger by %s", record.job_name,
              record.job_id, owner.name)
     return _start(hub, caller, job, done, plan)
@@ -161,11 +174,11 @@ async def _events(hub: Hub, session: DebugSession, run: asyncio.Future[Any],
             getter = asyncio.ensure_future(session.events.get())
             await asyncio.wait({getter, run}, return_when=asyncio.FIRST_COMPLETED)
             if getter.done():
-                yield encode_line(getter.result())
+                yield encode_event(getter.result())
                 continue
             getter.cancel()
             while not session.events.empty():
-                yield encode_line(session.events.get_nowait())
+                yield encode_event(session.events.get_nowait())
             yield stream_tail(masked_answer(run.result()))
             return
     finally:
@@ -187,6 +200,6 @@ async def debug_command(session_id: str, request: Request) -> dict[str, Any]:
     data = await read_json_object(request, SMALL_BODY)
     command = data.get("command")
     if not isinstance(command, str):
-        raise BadRequest("'command' must be one of step, continue, stop, config, detach, "
-                         "expand")
+        raise BadRequest("'command' must be one of step, into, over, out, continue, stop, "
+                         "config, detach, expand")
     return await session.command(command, data)

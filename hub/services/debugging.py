@@ -5,11 +5,19 @@ the session decides whether to park there — stepping, a line breakpoint, or a
 ``breakpoint()``/``debugger`` — and if so sends a ``pause`` event and waits for a
 command. While it waits the engine holds the run's runtime limit.
 
-Commands: ``step`` (park at the next statement), ``continue`` (run to the next
-breakpoint), ``stop`` (the run ends with JOB-001 "Stopped by the debugger at line N"),
-``config`` (``stepFromStart``, ``breakpoints``), ``detach`` (run on with no more
-pauses) and ``expand`` (one more level of a paused value). A session nobody has
+Commands: ``step`` or ``into`` (park at the next statement), ``over`` (the next
+statement of this function or one that called it), ``out`` (the next statement of a
+function that called this one), ``continue`` (run to the next breakpoint), ``stop``
+(the run ends with JOB-001 "Stopped by the debugger at line N"), ``config``
+(``stepFromStart``, ``breakpoints``, ``pauseOnException``), ``detach`` (run on with
+no more pauses) and ``expand`` (one more level of a paused value). A session nobody has
 driven for 10 minutes is swept: its run is stopped and the session forgotten.
+
+Each pause says why (``start``: the first statement of a run that steps from the
+start; ``step``; ``breakpoint``: a line breakpoint, ``debugger`` or ``breakpoint()``;
+``exception``: an exception is leaving the job, paused where it was thrown) and is
+preceded by a ``stack`` event: the chain of async calls that led to it, innermost
+first. Over and out compare the runtime's frame depth.
 
 A session belongs to the identity that started it (:func:`owner_key`): a user by id,
 the system token as its own identity. Never by name: a user may be named ``system``, or
@@ -19,6 +27,7 @@ renamed, and must not drive a session that is not theirs.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Callable
@@ -27,13 +36,62 @@ from typing import Any
 
 from hub.auth import Caller
 from shared.errors import BadRequest, Conflict, JobFailed, NotFound
-from shared.ndjson import DebugAnswer, DebugExpanded, DebugPause, DebugRequest, LogLine
+from shared.ndjson import (
+    DebugAnswer,
+    DebugExpanded,
+    DebugPause,
+    DebugRequest,
+    LogLine,
+    encode_line,
+)
+from shared.text import clean_text
 
-__all__ = ["IDLE_LIMIT_S", "DebugSession", "DebugSessions", "owner_key"]
+__all__ = ["IDLE_LIMIT_S", "DebugSession", "DebugSessions", "DebugStack", "encode_event",
+           "owner_key"]
 
 IDLE_LIMIT_S = 600.0
 EXPAND_WAIT_S = 5.0
-Event = LogLine | DebugPause | DebugExpanded | DebugRequest | DebugAnswer
+MAX_FRAMES = 100
+STEPS = ("step", "into", "over", "out", "continue", "detach")
+
+
+@dataclass(frozen=True)
+class DebugStack:
+    """Sent just before a pause: its async call chain, innermost first, each frame
+    ``{name, line, column}`` at the line it is at."""
+
+    frames: list[dict[str, Any]]
+    depth: int
+    type: str = field(default="stack", init=False)
+
+
+Event = LogLine | DebugPause | DebugExpanded | DebugRequest | DebugAnswer | DebugStack
+
+
+def encode_event(event: Event) -> bytes:
+    """One session event as an NDJSON line (a stack has no class in shared.ndjson: a
+    reader that does not know it sees an unknown line and goes on)."""
+    if not isinstance(event, DebugStack):
+        return encode_line(event)
+    text = json.dumps({"type": event.type, "frames": event.frames, "depth": event.depth},
+                      ensure_ascii=False, separators=(",", ":"))
+    return clean_text(text).encode() + b"\n"
+
+
+def _frames(raw: Any) -> list[dict[str, Any]]:
+    """The runtime's stack, kept to its expected shape (it comes from the job's V8)."""
+    if not isinstance(raw, list):
+        return []
+    frames = []
+    for item in raw[:MAX_FRAMES]:
+        if isinstance(item, dict):
+            frames.append({"name": str(item.get("name", ""))[:200],
+                           "line": _int(item.get("line")), "column": _int(item.get("column"))})
+    return frames
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def owner_key(caller: Caller) -> str:
@@ -51,6 +109,9 @@ class DebugSession:
     clock: Callable[[], float] = time.monotonic
     step_mode: bool = True
     breakpoints: set[int] = field(default_factory=set)
+    step_depth: int | None = None        # over/out: pause only at this depth or less
+    pause_on_exception: bool = False
+    started: bool = False                # a pause happened in this run (or request)
     detached: bool = False
     attached: bool = False               # drives a page's real requests (attach)
     step_from_start: bool = True         # attach: each request starts in step mode
@@ -58,6 +119,7 @@ class DebugSession:
     events: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
     ended: asyncio.Event = field(default_factory=asyncio.Event)  # detached or swept
     paused_at: int | None = None
+    paused_depth: int = 0
     last_active: float = 0.0
     _reply: asyncio.Future[dict[str, Any]] | None = None
     _expansion: asyncio.Future[DebugExpanded] | None = None
@@ -73,12 +135,11 @@ class DebugSession:
         kind = str(args.get("kind", "step"))
         if kind == "expand":
             self._expanded(args)
-        elif not self._should_pause(kind, int(args.get("line", 0))):
-            return {}
         else:
-            self.paused_at = int(args.get("line", 0))
-            self.events.put_nowait(DebugPause(self.paused_at, int(args.get("column", 0)),
-                                              kind, dict(args.get("vars") or {})))
+            line, depth = _int(args.get("line")), _int(args.get("depth"))
+            if not self._should_pause(kind, line, depth):
+                return {}
+            self._pause(kind, line, depth, args)
         self._reply = asyncio.get_running_loop().create_future()
         try:
             return await self._reply
@@ -88,10 +149,27 @@ class DebugSession:
     def log(self, line: LogLine) -> None:
         self.events.put_nowait(line)
 
-    def _should_pause(self, kind: str, line: int) -> bool:
+    def _should_pause(self, kind: str, line: int, depth: int) -> bool:
         if self.detached:
             return False
-        return kind == "breakpoint" or self.step_mode or line in self.breakpoints
+        if kind == "exception":
+            return self.pause_on_exception
+        if kind == "breakpoint" or line in self.breakpoints:
+            return True
+        # A runtime that sends no depth (0) pauses at every step.
+        return self.step_mode and (self.step_depth is None or depth <= self.step_depth)
+
+    def _reason(self, kind: str, line: int) -> str:
+        if kind in ("exception", "breakpoint") or line in self.breakpoints:
+            return "breakpoint" if kind == "step" else kind
+        return "step" if self.started else "start"
+
+    def _pause(self, kind: str, line: int, depth: int, args: dict[str, Any]) -> None:
+        reason = self._reason(kind, line)
+        self.paused_at, self.paused_depth, self.started = line, depth, True
+        self.events.put_nowait(DebugStack(_frames(args.get("stack")), depth))
+        self.events.put_nowait(DebugPause(line, _int(args.get("column")), reason,
+                                          dict(args.get("vars") or {})))
 
     def _expanded(self, args: dict[str, Any]) -> None:
         shown = DebugExpanded(int(args.get("handle", 0)), dict(args.get("entries") or {}),
@@ -114,10 +192,11 @@ class DebugSession:
             self.stop_run(message)
             self._resume({"stop": True, "message": message})
             return {"success": True}
-        if name not in ("step", "continue", "detach"):
-            raise BadRequest(f"'{name}' is not a debugger command: use step, continue, stop, "
-                             "config, detach or expand")
-        self.step_mode = name == "step"
+        if name not in STEPS:
+            raise BadRequest(f"'{name}' is not a debugger command: use step, into, over, out, "
+                             "continue, stop, config, detach or expand")
+        self.step_mode = name in ("step", "into", "over", "out")
+        self.step_depth = {"over": self.paused_depth, "out": self.paused_depth - 1}.get(name)
         if name == "detach":
             self.detached, self.breakpoints = True, set()
             self.ended.set()
@@ -131,7 +210,7 @@ class DebugSession:
         if "stepFromStart" in data:
             if not isinstance(data["stepFromStart"], bool):
                 raise BadRequest("'stepFromStart' must be true or false")
-            self.step_mode = data["stepFromStart"]
+            self.step_mode, self.step_depth = data["stepFromStart"], None
             if self.attached:  # and for every request the tab makes from now on
                 self.step_from_start = data["stepFromStart"]
         if "breakpoints" in data:
@@ -140,6 +219,10 @@ class DebugSession:
                     isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in lines):
                 raise BadRequest("'breakpoints' must be a list of line numbers")
             self.breakpoints = set(lines)
+        if "pauseOnException" in data:
+            if not isinstance(data["pauseOnException"], bool):
+                raise BadRequest("'pauseOnException' must be true or false")
+            self.pause_on_exception = data["pauseOnException"]
 
     async def _expand(self, handle: Any) -> dict[str, Any]:
         if not isinstance(handle, int) or isinstance(handle, bool) or handle < 1:

@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from hub.auth import SYSTEM, Caller
-from hub.services.debugging import IDLE_LIMIT_S, DebugSessions, owner_key
+from hub.services.debugging import (
+    IDLE_LIMIT_S,
+    DebugSession,
+    DebugSessions,
+    DebugStack,
+    owner_key,
+)
 from shared.errors import BadRequest, Conflict, NotFound
 from shared.ndjson import DebugPause
 
@@ -27,13 +33,20 @@ def pause(line: int, kind: str = "step") -> dict[str, Any]:
                                                                       "value": line}}}
 
 
+async def next_pause(session: DebugSession) -> DebugPause:
+    """The next pause (each comes after the stack that led to it)."""
+    while not isinstance(event := await session.events.get(), DebugPause):
+        assert isinstance(event, DebugStack)
+    return event
+
+
 def test_a_session_left_alone_for_ten_minutes_is_stopped() -> None:
     async def scenario() -> None:
         clock, stopped = Clock(), []
         sessions = DebugSessions(clock)
         session = sessions.open("ann", "job", stopped.append, True, set())
         parked = asyncio.ensure_future(session.call("debug.pause", pause(3)))
-        event = await session.events.get()
+        event = await next_pause(session)
         assert isinstance(event, DebugPause) and event.line == 3
         clock.now += IDLE_LIMIT_S - 1
         assert sessions.sweep() == 0 and not parked.done()
@@ -53,7 +66,7 @@ def test_driving_keeps_a_session_alive_and_only_its_owner_drives_it() -> None:
         sessions = DebugSessions(clock)
         session = sessions.open("ann", "job", lambda _m: None, True, set())
         parked = asyncio.ensure_future(session.call("debug.pause", pause(1)))
-        await session.events.get()
+        await next_pause(session)
         clock.now += IDLE_LIMIT_S - 10
         await session.command("step", {})
         assert await parked == {}
@@ -70,7 +83,7 @@ def test_pausing_rules_and_bad_commands() -> None:
         session = DebugSessions(Clock()).open("ann", "job", lambda _m: None, False, {5})
         assert await session.call("debug.pause", pause(4)) == {}  # no breakpoint there
         parked = asyncio.ensure_future(session.call("debug.pause", pause(5)))
-        assert (await session.events.get()).line == 5
+        assert (await next_pause(session)).line == 5
         with pytest.raises(BadRequest, match="not a debugger command"):
             await session.command("jump", {})
         with pytest.raises(BadRequest, match="line numbers"):

@@ -145,6 +145,7 @@ def test_a_client_that_hangs_up_while_parked_ends_the_run_cleanly(hub: HubProces
         with client.stream("POST", f"{API}/debug/quick", json={}, headers=AUTH) as answer:
             lines = (json.loads(line) for line in answer.iter_lines() if line.strip())
             session = next(lines)["session"]
+            assert next(lines)["type"] == "stack"  # each pause's call chain first
             assert next(lines)["type"] == "pause"
         # Hung up while parked: the run ends, its session goes, and no traceback is
         # logged (the fixture checks the log when the hub stops).
