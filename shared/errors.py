@@ -17,6 +17,8 @@ Hierarchy::
     │   ├── BadJobName         HUB-007 a job name outside [a-zA-Z0-9_-]+
     │   ├── JobDoesNotParse    HUB-008 a job saved with a syntax error (``line``/``column``)
     │   ├── Conflict           HUB-009 clashes with something already stored (HTTP 409)
+    │   │   └── JobChanged     HUB-010 the job changed since the editor opened it
+    │   │                              (``currentVersion``; nothing was saved)
     │   ├── NotSignedIn        AUTH-SESSION-001 nobody signed in
     │   ├── Forbidden          SYS-403 signed in, but not allowed
     │   ├── NotFound           SYS-404 no such job (or run, or route)
@@ -37,6 +39,7 @@ __all__ = [
     "Conflict",
     "Forbidden",
     "InternalError",
+    "JobChanged",
     "JobDoesNotParse",
     "JobError",
     "JobFailed",
@@ -54,7 +57,8 @@ __all__ = [
 ]
 
 # Extra fields a failure may carry on the wire, beyond message/code/ref.
-_EXTRA_FIELDS = ("limit", "line", "column", "retry_after", "runtime", "detail", "sqlstate")
+_EXTRA_FIELDS = ("limit", "line", "column", "retry_after", "runtime", "detail", "sqlstate",
+                 "currentVersion")
 
 
 class WebJobsError(Exception):
@@ -127,6 +131,28 @@ class JobDoesNotParse(RequestError):
 class Conflict(RequestError):
     code = "HUB-009"
     http_status = 409
+
+
+class JobChanged(Conflict):
+    """A save based on a version that is no longer the job's: another save (or a
+    delete) came in between. ``currentVersion`` is the job's version now, null when
+    there is no job of that name any more; it is always on the wire."""
+
+    code = "HUB-010"
+
+    def __init__(self, message: str, *, current_version: int | None = None,
+                 ref: str | None = None, **extra: Any) -> None:
+        # From the wire it comes as ``currentVersion`` (see error_from_wire).
+        extra.setdefault("currentVersion", current_version)
+        super().__init__(message, ref=ref, **extra)
+
+    @property
+    def current_version(self) -> int | None:
+        value = self.extra.get("currentVersion")
+        return value if isinstance(value, int) else None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {**super().to_wire(), "currentVersion": self.current_version}
 
 
 class NotSignedIn(RequestError):

@@ -96,8 +96,20 @@ async def save(request: Request) -> dict[str, Any]:
     name = data.get("name")
     if not isinstance(name, str):
         raise BadJobName("'name' must be the job's name, as a string")
-    job = await hub_of(request).catalog.save(name, data.get("code"), by=caller.name)
+    job = await hub_of(request).catalog.save(name, data.get("code"), by=caller.name,
+                                             base_version=_base_version(data))
     return {"success": True, "job": job}
+
+
+def _base_version(data: dict[str, Any]) -> int | None:
+    """``baseVersion``: the version the editor opened (0 for a new job); null or absent
+    saves over whatever is there."""
+    base = data.get("baseVersion")
+    # bool is an int in Python, and a float 3.0 reads as 3 in JSON: neither is a version.
+    if base is None or (type(base) is int and 0 <= base < 2**53):
+        return base
+    raise BadRequest("'baseVersion' must be the version the editor opened (a whole number, "
+                     "0 for a new job) or null to save over the job as it is")
 
 
 async def _form_file(request: Request) -> tuple[str, str, dict[str, Any]]:
@@ -173,14 +185,16 @@ async def _execute(request: Request, caller: Caller) -> Response:
 @router.get("/{name}/code")
 async def code(name: str, request: Request) -> Response:
     await owner_of(request)
-    code = await asyncio.to_thread(hub_of(request).catalog.code, name)
-    return Response(code, media_type="text/javascript")
+    stored = await asyncio.to_thread(hub_of(request).catalog.current, name)
+    # The version this code is, for the editor's ``baseVersion`` when it saves.
+    headers = {"X-Job-Version": str(stored.version)} if stored.version else {}
+    return Response(stored.code, media_type="text/javascript", headers=headers)
 
 
 @router.delete("/{name}")
 async def delete(name: str, request: Request) -> dict[str, Any]:
-    await owner_of(request)
-    await hub_of(request).catalog.delete(name)
+    caller = await owner_of(request)
+    await hub_of(request).catalog.delete(name, caller.name)
     return {"success": True}
 
 

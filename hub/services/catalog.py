@@ -46,17 +46,23 @@ class Catalog:
             "warnings": header.warnings + list(resolved.notes),
             "store": self.store.kind,
             "modified": stored.modified,
+            # What an editor sends back as ``baseVersion`` (null: the store cannot tell).
+            "currentVersion": stored.version or None,
         }
 
     def available(self) -> list[dict[str, Any]]:
         return [self.summary(job) for job in self.store.list_jobs()]
 
-    def code(self, name: str) -> str:
+    def current(self, name: str) -> StoredJob:
+        """The job as it is now (its code and version)."""
         check_job_name(name)
         stored = self.store.get(name)
         if stored is None:
             raise NotFound(f"There is no job named '{name}'")
-        return stored.code
+        return stored
+
+    def code(self, name: str) -> str:
+        return self.current(name).code
 
     async def check(self, code: str) -> None:
         """Refuse a job whose body does not parse, naming the line."""
@@ -67,21 +73,25 @@ class Catalog:
             raise JobDoesNotParse(f"{problem.get('message', 'Syntax error')}{where}",
                                   line=line, column=problem.get("column"))
 
-    async def save(self, name: str, code: Any, by: str | None = None) -> dict[str, Any]:
+    async def save(self, name: str, code: Any, by: str | None = None,
+                   base_version: int | None = None) -> dict[str, Any]:
+        """Save a new version. ``base_version`` is the version the editor opened: when
+        the job is at another one now, JobChanged and nothing is saved (0: a new job,
+        so JobChanged if one of that name exists; None: save over whatever is there)."""
         check_job_name(name, for_save=True)
         if not isinstance(code, str) or not code.strip():
             raise BadRequest("'code' must be the job's source text")
         if len(code.encode("utf-8")) > MAX_CODE_BYTES:
             raise BadRequest("A job's source may be at most 2 MB")
         await self.check(code)
-        stored = await asyncio.to_thread(self.store.save, name, code, by)
+        stored = await asyncio.to_thread(self.store.save, name, code, by, base_version)
         log.info("[WebJob:%s] saved as version %d by %s (%d bytes)", name, stored.version,
                  by or "unknown", len(code.encode("utf-8")))
         return self.summary(stored)
 
-    async def delete(self, name: str) -> None:
+    async def delete(self, name: str, by: str | None = None) -> None:
         check_job_name(name)
-        if not await asyncio.to_thread(self.store.delete, name):
+        if not await asyncio.to_thread(self.store.delete, name, by):
             raise NotFound(f"There is no job named '{name}'")
         log.info("[WebJob:%s] deleted (its versions are kept)", name)
 

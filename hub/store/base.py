@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from shared.errors import BadJobName
+from shared.errors import BadJobName, JobChanged
 
 # \A and \Z, not ^ and $: "$" also matches before a final newline, so "evil\n" passed.
 JOB_NAME_RE = re.compile(r"\A[A-Za-z0-9_-]+\Z")
@@ -16,7 +16,8 @@ MAX_NAME_LENGTH = 100
 # Paths under /api/webjobs that are management routes, so never job names.
 RESERVED_NAMES = frozenset({
     "available", "running", "health", "save", "upload", "execute", "history", "metrics",
-    "store", "cron", "schedules", "debug", "debug-session", "secrets", "login",
+    "store", "cron", "schedules", "debug", "debug-session", "secrets", "login", "deleted",
+    "check",
 })
 
 
@@ -26,6 +27,22 @@ def check_job_name(name: str, *, for_save: bool = False) -> str:
     if for_save and name.lower() in RESERVED_NAMES:
         raise BadJobName(f"'{name}' is reserved for the hub's own routes; pick another name")
     return name
+
+
+def check_base_version(name: str, base_version: int | None, current: int | None) -> None:
+    """Refuse a save based on another version than the job's ``current`` one (None: no
+    job of that name now). ``base_version`` None saves whatever is there; 0 expects no
+    job (a new one)."""
+    if base_version is None or base_version == (0 if current is None else current):
+        return
+    if current is None:
+        now = "it has been deleted since"
+    elif base_version == 0:
+        now = f"a job of that name exists now (version {current})"
+    else:
+        now = f"it is at version {current} now"
+    raise JobChanged(f"Job '{name}' changed after version {base_version} was opened: {now}; "
+                     "nothing was saved", current_version=current)
 
 
 @dataclass(frozen=True)
@@ -49,13 +66,30 @@ class JobVersion:
     current: bool                 # the version the job has now
 
 
+@dataclass(frozen=True)
+class DeletedJob:
+    """A job deleted with its versions kept, and no job of that name now."""
+
+    name: str
+    deleted_at: float | None      # None: deleted before deletions were recorded
+    deleted_by: str | None
+    last_version: int
+
+
 class JobStore(Protocol):
     kind: str
 
     def get(self, name: str) -> StoredJob | None: ...
     def list_jobs(self) -> list[StoredJob]: ...
-    def save(self, name: str, code: str, by: str | None = None) -> StoredJob: ...
-    def delete(self, name: str) -> bool: ...
+    def save(self, name: str, code: str, by: str | None = None,
+             base_version: int | None = None) -> StoredJob:
+        """A new version. With ``base_version``, JobChanged (nothing saved) unless that
+        is the job's version at the moment of writing (see check_base_version)."""
+        ...
+    def delete(self, name: str, by: str | None = None) -> bool: ...
+    def deleted(self) -> list[DeletedJob]:
+        """Jobs deleted whose versions are kept, by name."""
+        ...
     def versions(self, name: str) -> list[JobVersion]:
         """Newest first; empty for a job never saved."""
         ...

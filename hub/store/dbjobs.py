@@ -14,7 +14,8 @@
   first. Each version row carries its code's digest so telling needs no second read
   of the code.
 * Delete removes the job row only: the versions stay, so a deleted job can be
-  restored, and a job saved again under that name continues its numbering.
+  restored, and a job saved again under that name continues its numbering. When and
+  by whom is kept in ``IQXNetWebJobDeletion`` until the name is saved again.
 """
 
 from __future__ import annotations
@@ -26,19 +27,20 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from hub.store.base import JOB_NAME_RE, JobVersion, StoredJob
+from hub.store.base import JOB_NAME_RE, DeletedJob, JobVersion, StoredJob, check_base_version
 from hub.store.dialects import Dialect
 from hub.store.files import code_digest
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx, seconds_of
-from shared.errors import NotFound, StoreUnavailable
+from shared.errors import JobChanged, NotFound, StoreUnavailable
 
-__all__ = ["JOB_TABLE", "VERSION_TABLE", "DbJobStore"]
+__all__ = ["DELETION_TABLE", "JOB_TABLE", "VERSION_TABLE", "DbJobStore"]
 
 log = logging.getLogger("webhub.store")
 T = TypeVar("T")
 
 JOB_TABLE = "IQXNetWebJob"
 VERSION_TABLE = "IQXNetWebJobVersion"
+DELETION_TABLE = "IQXNetWebJobDeletion"
 SAVE_ATTEMPTS = 20   # each clash means another node saved: one of them always wins
 BACKOFF_CAP_S = 0.2
 
@@ -132,6 +134,8 @@ class DbJobStore:
                 try:
                     with self.db.transaction() as tx:
                         return work(tx)
+                except JobChanged:
+                    raise  # a Conflict too, but the caller's, not a clash between nodes
                 except Conflict:
                     log.debug("[WebJob:%s] another node took the version number (attempt %d)",
                               name, attempt)
@@ -146,24 +150,26 @@ class DbJobStore:
                  "CodeHash) VALUES (?, ?, ?, ?, ?, ?, ?)",
                  (name, version, code, saved, by, size, code_digest(code)))
 
-    def _keep_unsaved(self, tx: Tx, name: str) -> int:
+    def _keep_unsaved(self, tx: Tx, name: str) -> tuple[int, bool]:
         """The newest version number, after keeping a job row changed outside the hub
-        as a version of its own."""
+        as a version of its own, and whether there is a job row."""
         row = tx.read_one(f"{_CURRENT} WHERE j.Name = ?", (name,))
         if row is None:
             newest = tx.read_one(f"SELECT MAX(Version) FROM {VERSION_TABLE} WHERE Name = ?",
                                  (name,))
-            return int(newest[0]) if newest and newest[0] is not None else 0
+            return (int(newest[0]) if newest and newest[0] is not None else 0), False
         job, unsaved = _view(row)
         if unsaved:
             self._add_version(tx, name, job.version, job.code, job.modified, job.updated_by)
             log.info("[WebJob:%s] kept the code changed outside the hub as version %d",
                      name, job.version)
-        return job.version
+        return job.version, True
 
-    def save(self, name: str, code: str, by: str | None = None) -> StoredJob:
+    def save(self, name: str, code: str, by: str | None = None,
+             base_version: int | None = None) -> StoredJob:
         def work(tx: Tx) -> StoredJob:
-            newest = self._keep_unsaved(tx, name)
+            newest, exists = self._keep_unsaved(tx, name)
+            check_base_version(name, base_version, newest if exists else None)
             now = self.clock()
             # The version row first: it is where two saves clash, so only the winner
             # goes on to touch the job row, and no lock is taken there before.
@@ -176,6 +182,7 @@ class DbJobStore:
                 # has MariaDB count matched rows, so an unchanged row is not 0).
                 tx.write(f"INSERT INTO {JOB_TABLE} (Name, Code, UpdatedAt, UpdatedBy) "
                          "VALUES (?, ?, ?, ?)", (name, code, now, by))
+                tx.write(f"DELETE FROM {DELETION_TABLE} WHERE Name = ?", (name,))
             return StoredJob(name, code, now, newest + 1, by)
 
         return self._retrying(name, work)
@@ -186,12 +193,27 @@ class DbJobStore:
             raise NotFound(f"Job '{name}' has no version {version}")
         return self.save(name, old.code, by)
 
-    def delete(self, name: str) -> bool:
+    def delete(self, name: str, by: str | None = None) -> bool:
         def work(tx: Tx) -> bool:
             self._keep_unsaved(tx, name)
-            return tx.write(f"DELETE FROM {JOB_TABLE} WHERE Name = ?", (name,)) > 0
+            if tx.write(f"DELETE FROM {JOB_TABLE} WHERE Name = ?", (name,)) == 0:
+                return False
+            tx.write(f"DELETE FROM {DELETION_TABLE} WHERE Name = ?", (name,))
+            tx.write(f"INSERT INTO {DELETION_TABLE} (Name, DeletedAt, DeletedBy) "
+                     "VALUES (?, ?, ?)", (name, self.clock(), by))
+            return True
 
         return self._retrying(name, work)
+
+    def deleted(self) -> list[DeletedJob]:
+        self.ensure_schema()
+        rows = self.db.read(
+            f"SELECT v.Name, MAX(v.Version), d.DeletedAt, d.DeletedBy FROM {VERSION_TABLE} v "
+            f"LEFT JOIN {DELETION_TABLE} d ON d.Name = v.Name "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {JOB_TABLE} j WHERE j.Name = v.Name) "
+            "GROUP BY v.Name, d.DeletedAt, d.DeletedBy ORDER BY v.Name")
+        return [DeletedJob(str(name), None if at is None else float(at), _by(by), int(last))
+                for name, last, at, by in rows if JOB_NAME_RE.match(str(name))]
 
     def report_non_jobs(self) -> list[str]:
         """Rows whose names the hub cannot route to: say so once, at start-up."""
@@ -217,4 +239,7 @@ def _job_tables(d: Dialect) -> list[str]:
             Size {bigint} NOT NULL,
             CodeHash {varchar}(64) NOT NULL,
             PRIMARY KEY (Name, Version)"""),
+        d.create_table(DELETION_TABLE, """Name {varchar}(100) NOT NULL PRIMARY KEY,
+            DeletedAt {real} NOT NULL,
+            DeletedBy {varchar}(100)"""),
     ]

@@ -16,7 +16,9 @@ the job reports version newest+1, saved by nobody, at the file's modification ti
 and lists it as such. It is not written to the history on reading; the next save,
 restore or delete snapshots it as that version first, so a hand edit is never lost.
 
-Deleting a job removes its file only: its versions stay, so it can be restored.
+Deleting a job removes its file only: its versions stay, so it can be restored. The
+index then also says when and by whom (``"deleted": {"at", "by"}``); the next save
+writes the index without it.
 
 Versions are numbered under a lock shared by every store on the same folder in this
 process; the folder is meant for one hub process (several nodes share the ``db`` store).
@@ -37,7 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hub.store.base import JOB_NAME_RE, JobVersion, StoredJob, check_job_name
+from hub.store.base import (
+    JOB_NAME_RE,
+    DeletedJob,
+    JobVersion,
+    StoredJob,
+    check_base_version,
+    check_job_name,
+)
 from shared.errors import InternalError, NotFound
 
 log = logging.getLogger("webhub.store")
@@ -104,6 +113,14 @@ class _Current:
     unsaved: bool                # the file is not the newest saved version
 
 
+def _deleted_job(name: str, last_version: int, mark: Any) -> DeletedJob:
+    """A deleted job from its index's ``deleted`` mark (absent before marks were kept)."""
+    mark = mark if isinstance(mark, dict) else {}
+    at, by = mark.get("at"), mark.get("by")
+    return DeletedJob(name, float(at) if isinstance(at, int | float) else None,
+                      by if isinstance(by, str) else None, last_version)
+
+
 def _stamp(path: Path) -> tuple[int, int, int] | None:
     try:
         st = path.stat()
@@ -131,14 +148,19 @@ class FileJobStore:
 
     # -- reading ------------------------------------------------------------------
 
-    def _entries(self, name: str) -> list[_Entry]:
+    def _index(self, name: str) -> tuple[list[_Entry], dict[str, Any]]:
+        """The job's versions (oldest first) and its index's other fields."""
         try:
             raw = json.loads(self._history(name).joinpath(INDEX).read_bytes())
-            return sorted((_entry(e) for e in raw["versions"]), key=lambda e: e.version)
+            entries = sorted((_entry(e) for e in raw["versions"]), key=lambda e: e.version)
+            return entries, dict(raw)
         except FileNotFoundError:
-            return []
-        except (ValueError, KeyError, TypeError) as exc:
+            return [], {}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InternalError(f"The version index of job '{name}' is damaged: {exc}") from None
+
+    def _entries(self, name: str) -> list[_Entry]:
+        return self._index(name)[0]
 
     def _current(self, name: str) -> _Current:
         """As :meth:`_read_current`, remembered while neither the job file nor its index
@@ -223,8 +245,9 @@ class FileJobStore:
     # -- writing ------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _changing(self, name: str) -> Iterator[list[_Entry]]:
-        """Under the lock: the job's history, with an unsaved hand edit snapshotted."""
+    def _changing(self, name: str) -> Iterator[tuple[list[_Entry], int | None]]:
+        """Under the lock: the job's history, with an unsaved hand edit snapshotted, and
+        the job's version now (None: no job file)."""
         with self._lock:
             now = self._current(name)
             entries = list(now.entries)
@@ -233,7 +256,7 @@ class FileJobStore:
                 entries.append(self._record(name, entries, job.code, job.modified, None))
                 log.info("[WebJob:%s] kept the file edited outside the hub as version %d",
                          name, job.version)
-            yield entries
+            yield entries, None if now.job is None else now.job.version
 
     def _next(self, name: str, entries: list[_Entry], data: bytes, saved: float,
               by: str | None) -> _Entry:
@@ -251,13 +274,18 @@ class FileJobStore:
         self._write_index(name, [*entries, entry])
         return entry
 
-    def _write_index(self, name: str, entries: list[_Entry]) -> None:
-        body = {"name": name, "versions": [e.as_json() for e in entries]}
+    def _write_index(self, name: str, entries: list[_Entry],
+                     deleted: dict[str, Any] | None = None) -> None:
+        body: dict[str, Any] = {"name": name, "versions": [e.as_json() for e in entries]}
+        if deleted is not None:
+            body["deleted"] = deleted
         _write_atomic(self._history(name) / INDEX, json.dumps(body, indent=1).encode("utf-8"))
 
-    def save(self, name: str, code: str, by: str | None = None) -> StoredJob:
+    def save(self, name: str, code: str, by: str | None = None,
+             base_version: int | None = None) -> StoredJob:
         data = code.encode("utf-8")
-        with self._changing(name) as entries:
+        with self._changing(name) as (entries, current):
+            check_base_version(name, base_version, current)
             # Version file, then the job file, then the index: until the index names
             # the version, a reader takes the new job file for a hand edit numbered
             # the same, so the number a reader sees never goes backwards.
@@ -274,13 +302,31 @@ class FileJobStore:
             raise NotFound(f"Job '{name}' has no version {version}")
         return self.save(name, old.code, by)
 
-    def delete(self, name: str) -> bool:
-        with self._changing(name):
+    def delete(self, name: str, by: str | None = None) -> bool:
+        with self._changing(name) as (entries, _):
             try:
                 self._path(name).unlink()
-                return True
             except FileNotFoundError:
                 return False
+            if entries:  # a file the hub kept no version of cannot be restored
+                self._write_index(name, entries, {"at": self.clock(), "by": by})
+            return True
+
+    def deleted(self) -> list[DeletedJob]:
+        history = self.folder / VERSIONS_DIR
+        found = []
+        for folder in sorted(history.iterdir() if history.is_dir() else []):
+            name = folder.name
+            if not JOB_NAME_RE.match(name) or self._path(name).exists():
+                continue
+            try:
+                entries, raw = self._index(name)
+            except InternalError as exc:
+                log.warning("%s", exc.message)
+                continue
+            if entries:
+                found.append(_deleted_job(name, entries[-1].version, raw.get("deleted")))
+        return found
 
     def report_non_jobs(self) -> list[str]:
         """Plain ``.js`` files in the folder are not jobs: say so once, at start-up."""

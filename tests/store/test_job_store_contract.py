@@ -3,6 +3,7 @@ every hub database (embedded SQLite, PostgreSQL and MariaDB through ODBC)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -11,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from hub.store.base import JobStore
-from hub.store.dbjobs import JOB_TABLE, DbJobStore
+from hub.store.dbjobs import DELETION_TABLE, JOB_TABLE, DbJobStore
 from hub.store.files import FileJobStore
 from hub.store.hubdb import open_hub_database
 from hub.store.importer import import_files
-from shared.errors import InternalError, NotFound
+from shared.errors import InternalError, JobChanged, NotFound
 from tests.servers import HUB_BACKENDS, database_nodes, fresh_database
 
 STORE_KINDS = ("files", *HUB_BACKENDS)
@@ -209,6 +210,101 @@ def test_a_job_the_hub_never_saved(store: JobStore) -> None:
     assert [(v.version, v.saved_by) for v in store.versions("legacy")] == [(1, expected_by)]
     restored = store.restore("legacy", 1, "alice")
     assert (restored.code, restored.version) == ("return 'old'", 2)
+
+
+def test_a_save_based_on_an_old_version_is_refused(store: JobStore) -> None:
+    store.save("job", "return 1", "alice")
+    assert store.save("job", "return 2", "bob", base_version=1).version == 2
+    with pytest.raises(JobChanged) as refused:
+        store.save("job", "return 'stale'", "carol", base_version=1)
+    assert refused.value.current_version == 2
+    got = store.get("job")
+    assert got is not None and (got.code, got.version) == ("return 2", 2)
+    assert [v.version for v in store.versions("job")] == [2, 1]
+    assert store.save("job", "return 3", base_version=None).version == 3
+
+
+def test_base_version_zero_and_a_deleted_job(store: JobStore) -> None:
+    assert store.save("job", "return 1", base_version=0).version == 1
+    with pytest.raises(JobChanged) as exists:
+        store.save("job", "return 2", base_version=0)
+    assert exists.value.current_version == 1
+    store.delete("job")
+    with pytest.raises(JobChanged) as gone:
+        store.save("job", "return 2", base_version=1)
+    assert gone.value.current_version is None and store.get("job") is None
+    assert store.save("job", "return 2", base_version=0).version == 2
+
+
+def test_a_hand_edit_is_the_version_an_editor_bases_on(store: JobStore) -> None:
+    store.save("job", "return 1")
+    edit_outside(store, "job", "return 'by hand'")
+    with pytest.raises(JobChanged):  # opened before the hand edit
+        store.save("job", "return 'mine'", base_version=1)
+    assert store.save("job", "return 'mine'", base_version=2).version == 3
+
+
+def test_racing_saves_from_one_version_on_two_nodes(make_store: MakeStore) -> None:
+    nodes = [make_store(), make_store()]
+    nodes[0].save("busy", "return 0")
+    outcomes: list[str] = []
+    start = threading.Barrier(6)
+
+    def saver(index: int) -> None:
+        start.wait()
+        try:
+            nodes[index % 2].save("busy", f"return {index}", base_version=1)
+            outcomes.append("saved")
+        except JobChanged:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=saver, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["refused"] * 5 + ["saved"]
+    assert [v.version for v in nodes[1].versions("busy")] == [2, 1]
+
+
+def test_deleted_jobs_are_listed_until_saved_again(store: JobStore) -> None:
+    assert store.deleted() == []
+    store.save("gone", "return 1", "alice")
+    store.save("gone", "return 2", "alice")
+    store.save("kept", "return 1")
+    before = time.time()
+    assert store.delete("gone", "bob")
+    [deleted] = store.deleted()
+    assert (deleted.name, deleted.deleted_by, deleted.last_version) == ("gone", "bob", 2)
+    assert deleted.deleted_at is not None and before - 1 <= deleted.deleted_at <= time.time() + 1
+    assert not store.delete("gone", "carol")  # nothing to delete: the mark stays bob's
+    assert store.deleted()[0].deleted_by == "bob"
+    store.save("gone", "return 3")
+    assert store.deleted() == []
+    store.delete("gone")
+    assert [(d.name, d.deleted_by, d.last_version) for d in store.deleted()] == [
+        ("gone", None, 3)]
+
+
+def test_a_job_deleted_before_deletions_were_kept_is_listed(store: JobStore) -> None:
+    store.save("old", "return 1")
+    store.delete("old")
+    _forget_deletion_mark(store, "old")
+    [deleted] = store.deleted()
+    assert (deleted.name, deleted.deleted_at, deleted.deleted_by, deleted.last_version) == (
+        "old", None, None, 1)
+
+
+def _forget_deletion_mark(store: JobStore, name: str) -> None:
+    """Make the store look as one written before deletions were recorded."""
+    if isinstance(store, FileJobStore):
+        index = store.folder / ".versions" / name / "index.json"
+        raw = json.loads(index.read_text())
+        raw.pop("deleted")
+        index.write_text(json.dumps(raw))
+        return
+    assert isinstance(store, DbJobStore)
+    store.db.write(f"DELETE FROM {DELETION_TABLE} WHERE Name = ?", (name,))
 
 
 def test_files_store_keeps_versions_out_of_the_job_list(tmp_path: Path) -> None:
