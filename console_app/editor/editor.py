@@ -5,6 +5,7 @@ are 0-based byte positions, converted here and nowhere else."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -16,6 +17,7 @@ from console_app.editor import styling as st
 from console_app.editor.completion import Completion, call_tip, complete
 from console_app.editor.find_bar import FindBar
 from console_app.editor.header_check import HeaderProblem, check_header, declared_secrets
+from console_app.editor.hover import Hover
 from console_app.editor.theme import COMMENT_STYLES, STRING_STYLES, Scheme, scheme_for
 from shared.header import Limits
 
@@ -26,6 +28,9 @@ _BRACES = frozenset(b"()[]{}")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 _COMPLETE_AFTER = frozenset(".\"'`")
 _TEXT_EDIT = int(Scintilla.ModificationFlags.InsertText | Scintilla.ModificationFlags.DeleteText)
+# A hub message may end with where it happened; under that line, after edits moved the
+# code, an old number would only mislead.
+_WHERE_RE = re.compile(r"\s*\(line \d+(?:, column \d+)?\)\s*$")
 _Key = Qt.Key
 _Mod = Qt.KeyboardModifier
 
@@ -58,6 +63,8 @@ class JobEditor(QWidget):
         self._errors: list[tuple[int, str]] = []        # (marker handle, message)
         self._header_notes: list[tuple[int, str]] = []  # (marker handle, message)
         self._problems: list[HeaderProblem] = []
+        self._live: list[HeaderProblem] = []  # the hub's check: (errors, warnings)
+        self._live_errors: list[HeaderProblem] = []
         self._secrets: list[str] = []  # the header's Secrets:, as of the last check
         self._header_timer = QTimer(self, singleShot=True, interval=HEADER_CHECK_DELAY_MS)
         self._header_timer.timeout.connect(self.check_header_now)
@@ -71,6 +78,7 @@ class JobEditor(QWidget):
             (QKeySequence("Shift+F3"), self.find_bar.find_previous),
         )
         st.configure(self.sci, self.scheme())
+        self.hover = Hover(self.sci)  # the job API's documentation on dwell
         self._update_number_margin()
         self._connect()
 
@@ -235,7 +243,7 @@ class JobEditor(QWidget):
             end = self.sci.lineEndPosition(index)
         self._underline(st.IND_ERROR, start, max(1, end - start))
         handle = self.sci.markerAdd(index, st.MARK_ERROR)
-        self._errors.append((handle, message))
+        self._errors.append((handle, _WHERE_RE.sub("", message)))
         self._refresh_annotations()
         self.sci.ensureVisibleEnforcePolicy(index)
 
@@ -250,6 +258,10 @@ class JobEditor(QWidget):
     def header_problems(self) -> list[HeaderProblem]:
         return list(self._problems)
 
+    def declared_secrets(self) -> list[str]:
+        """The header's ``Secrets:`` names, as of the last header check."""
+        return list(self._secrets)
+
     def check_header_now(self) -> list[HeaderProblem]:
         """Check the header at once (typing does it after a short pause)."""
         self._header_timer.stop()
@@ -257,16 +269,37 @@ class JobEditor(QWidget):
         self._problems = check_header(text, self._maxima)
         # Completion reads the declared names from here, not by parsing on every key.
         self._secrets = declared_secrets(text)
-        self._clear_marks(self._header_notes, st.IND_WARNING)
-        for problem in self._problems:
-            start = self._position(problem.line, problem.column)
-            end = self.sci.positionRelative(start, problem.length)
-            self._underline(st.IND_WARNING, start, max(1, end - start))
-            handle = self.sci.markerAdd(self._line_index(problem.line), st.MARK_WARNING)
-            self._header_notes.append((handle, problem.message))
-        self._refresh_annotations()
+        self._draw_notes()
         self.sig_header_checked.emit(list(self._problems))
         return list(self._problems)
+
+    def set_live_problems(self, errors: list[HeaderProblem],
+                          warnings: list[HeaderProblem]) -> None:
+        """The hub's verdict on the text as typed (syntax errors, header warnings the
+        editor's own check does not find), marked at the end of their lines until the
+        next verdict."""
+        self._live_errors, self._live = list(errors), list(warnings)
+        self._draw_notes()
+
+    def _draw_notes(self) -> None:
+        self._clear_marks(self._header_notes, st.IND_WARNING)
+        self.sci.setIndicatorCurrent(st.IND_LIVE_ERROR)
+        self.sci.indicatorClearRange(0, self.sci.textLength())
+        for problem, error in ([(p, False) for p in self._problems + self._live]
+                               + [(p, True) for p in self._live_errors]):
+            start = self._position(problem.line, problem.column)
+            end = max(self.sci.positionRelative(start, problem.length),
+                      self.sci.wordEndPosition(start, True) if error else start)
+            self._underline(st.IND_LIVE_ERROR if error else st.IND_WARNING, start,
+                            max(1, end - start))
+            handle = self.sci.markerAdd(self._line_index(problem.line),
+                                        st.MARK_ERROR if error else st.MARK_WARNING)
+            self._header_notes.append((handle, problem.message))
+        self._refresh_annotations()
+
+    def live_error_lines(self) -> list[int]:
+        """1-based lines the hub's last check found an error on."""
+        return sorted({p.line for p in self._live_errors})
 
     def set_limit_maxima(self, maxima: Limits | None) -> None:
         """The hub's limit maxima, so a limit the hub would clamp is flagged too."""

@@ -18,7 +18,9 @@ MARGIN_NUMBERS, MARGIN_SYMBOLS, MARGIN_FOLD = 0, 1, 2
 MARK_BREAKPOINT, MARK_ERROR, MARK_WARNING, MARK_PAUSED_ARROW, MARK_PAUSED_LINE = 1, 2, 3, 4, 5
 SYMBOL_MASK = sum(1 << m for m in (MARK_BREAKPOINT, MARK_ERROR, MARK_WARNING, MARK_PAUSED_ARROW))
 # Indicators 0-7 belong to lexers; containers use 8 and up.
-IND_ERROR, IND_WARNING = 8, 9
+# IND_LIVE_ERROR: the hub's check while typing, cleared with each verdict apart from
+# the errors a save or run reported (IND_ERROR, kept until cleared).
+IND_ERROR, IND_WARNING, IND_LIVE_ERROR = 8, 9, 10
 # Styles for annotations, above the cpp lexer's styles (0-27) and inactive ones (64-91).
 STYLE_ERROR_NOTE, STYLE_WARNING_NOTE = 100, 101
 
@@ -73,7 +75,7 @@ def _markers(sci: ScintillaEdit) -> None:
     sci.markerDefine(MARK_PAUSED_ARROW, S.MarkerSymbol.ShortArrow)
     # In no margin's mask, so it colours the whole line's background.
     sci.markerDefine(MARK_PAUSED_LINE, S.MarkerSymbol.Background)
-    for indicator in (IND_ERROR, IND_WARNING):
+    for indicator in (IND_ERROR, IND_WARNING, IND_LIVE_ERROR):
         sci.indicSetStyle(indicator, S.IndicatorStyle.Squiggle)
     sci.annotationSetVisible(S.AnnotationVisible.Boxed)
     # End-of-line notes do not add lines, so a header note appearing while typing
@@ -141,5 +143,6 @@ def apply_scheme(sci: ScintillaEdit, scheme: Scheme) -> None:
         sci.markerSetBack(number, bgr(colour))
     sci.markerSetBack(MARK_PAUSED_LINE, bgr(scheme.paused))
     sci.indicSetFore(IND_ERROR, bgr(scheme.error))
+    sci.indicSetFore(IND_LIVE_ERROR, bgr(scheme.error))
     sci.indicSetFore(IND_WARNING, bgr(scheme.warning))
     sci.colourise(0, -1)

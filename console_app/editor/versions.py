@@ -30,7 +30,7 @@ from console_app.client.errors import describe_error
 from console_app.editor.diffing import DiffLine, unified_diff
 from console_app.editor.theme import is_dark
 
-__all__ = ["FetchCode", "VersionsDialog", "describe_version"]
+__all__ = ["FetchCode", "VersionsDialog", "describe_version", "render_diff"]
 
 OnDone = Callable[[str | Exception], None]
 FetchCode = Callable[[int, OnDone], None]
@@ -59,6 +59,28 @@ def describe_version(v: Mapping[str, Any]) -> str:
     if v.get("current"):
         parts.append("current")
     return " · ".join(parts)
+
+
+def render_diff(view: QPlainTextEdit, lines: list[DiffLine]) -> None:
+    """Show typed diff lines in ``view``: added, removed and hunk lines coloured for the
+    palette, the two file lines bold."""
+    dark = is_dark(view.palette())
+    view.setPlainText("\n".join(line.text for line in lines))
+    cursor = QTextCursor(view.document())
+    for i, line in enumerate(lines):
+        block = view.document().findBlockByNumber(i)
+        cursor.setPosition(block.position())
+        colours = _DIFF_COLOURS.get(line.kind)
+        if colours:
+            fmt = QTextBlockFormat()
+            fmt.setBackground(QColor(colours[1] if dark else colours[0]))
+            cursor.setBlockFormat(fmt)
+        if line.kind == "file":
+            bold = QTextCharFormat()
+            bold.setFontWeight(700)
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock,
+                                QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(bold)
 
 
 class VersionsDialog(QDialog):
@@ -157,29 +179,10 @@ class VersionsDialog(QDialog):
             self.diff_view.setPlainText("")
             self.status.setText(f"Version {version} is the same as the editor's text.")
             return
-        self._render(lines)
+        render_diff(self.diff_view, lines)
         added = sum(1 for line in lines if line.kind == "add")
         removed = sum(1 for line in lines if line.kind == "remove")
         self.status.setText(f"Version {version} → editor: +{added} −{removed} lines")
-
-    def _render(self, lines: list[DiffLine]) -> None:
-        dark = is_dark(self.palette())
-        self.diff_view.setPlainText("\n".join(line.text for line in lines))
-        cursor = QTextCursor(self.diff_view.document())
-        for i, line in enumerate(lines):
-            block = self.diff_view.document().findBlockByNumber(i)
-            cursor.setPosition(block.position())
-            colours = _DIFF_COLOURS.get(line.kind)
-            if colours:
-                fmt = QTextBlockFormat()
-                fmt.setBackground(QColor(colours[1] if dark else colours[0]))
-                cursor.setBlockFormat(fmt)
-            if line.kind == "file":
-                bold = QTextCharFormat()
-                bold.setFontWeight(700)
-                cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock,
-                                    QTextCursor.MoveMode.KeepAnchor)
-                cursor.mergeCharFormat(bold)
 
     def diff_lines(self) -> list[DiffLine]:
         """What the diff view shows, typed (for tests and the screenshots tool)."""

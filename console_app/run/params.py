@@ -1,12 +1,14 @@
-"""*Run with parameters…*: a small JSON dialog, and the last parameters used for each
-job, kept per hub and job in QSettings so the next run starts from them."""
+"""*Run with parameters…*: a small JSON dialog, the editor's parameters panel, and the
+last parameters used for each job, kept per hub and job in QSettings so the next run
+starts from them."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Signal
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -17,6 +19,8 @@ from PySide6.QtWidgets import (
 )
 
 SETTINGS_GROUP = "run-params"
+# How history shows a value it masked (hub/history/record.py): never a real parameter.
+MASKED = "***"
 
 
 def console_settings() -> QSettings:
@@ -44,6 +48,20 @@ def remember_params(hub_url: str, name: str, params: dict[str, Any]) -> None:
     settings = console_settings()
     settings.setValue(_key(hub_url, name), json.dumps(params))
     settings.sync()
+
+
+def has_masked(value: Any) -> bool:
+    """Whether a history record's params hold a masked value anywhere."""
+    pending = [value]
+    while pending:  # no recursion: params may nest as deep as the hub allowed
+        item = pending.pop()
+        if item == MASKED:
+            return True
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
 
 
 def parse_params(text: str) -> tuple[dict[str, Any] | None, str]:
@@ -90,3 +108,51 @@ class ParamsDialog(QDialog):
         value, why = parse_params(self.editor.toPlainText())
         self.problem.setText(why)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(value is not None)
+
+
+class ParamsPanel(QWidget):
+    """The editor's parameters beside the code: a JSON object, checked as it is typed.
+    ``params()`` is None while the text is not one (the editor then refuses to run)."""
+
+    sig_validity_changed = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.editor = QPlainTextEdit()
+        self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.editor.setPlaceholderText('{"department": 1}')
+        self.editor.setTabChangesFocus(True)
+        self.problem = QLabel("")
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet("color: #e53935")
+        self.origin = QLabel("")  # where the values came from
+        self.origin.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        title = QLabel("<b>Parameters</b> (JSON object; the job sees it as <code>params</code>)")
+        title.setWordWrap(True)
+        layout.addWidget(title)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(self.problem)
+        layout.addWidget(self.origin)
+        self._valid = True
+        self.editor.textChanged.connect(self._check)
+
+    def set_params(self, params: dict[str, Any], origin: str = "") -> None:
+        self.editor.setPlainText(json.dumps(params, indent=2, ensure_ascii=False)
+                                 if params else "")
+        self.origin.setText(origin)
+
+    def params(self) -> dict[str, Any] | None:
+        return parse_params(self.editor.toPlainText())[0]
+
+    def is_empty(self) -> bool:
+        return not self.editor.toPlainText().strip()
+
+    def _check(self) -> None:
+        value, why = parse_params(self.editor.toPlainText())
+        self.problem.setText(why)
+        valid = value is not None
+        if valid != self._valid:
+            self._valid = valid
+            self.sig_validity_changed.emit(valid)

@@ -6,6 +6,7 @@ for it shows a non-modal note instead of failing."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QWidget
 
 from console_app.client.errors import describe_error
-from console_app.session import HubSession
+from console_app.session import HubSession, Navigator
 from console_app.shell.pages import load_attr
 
 Arguments = tuple[tuple[Any, ...], dict[str, Any]]
@@ -46,8 +47,34 @@ SCREENS: dict[str, ScreenSpec] = {
 }
 
 
+# Each session's opener, so a page can ask for "the editor at line N" with only its
+# session in hand (see :func:`open_editor_at`).
+_OPENERS: weakref.WeakKeyDictionary[Navigator, ScreenOpener] = weakref.WeakKeyDictionary()
+
+
+def open_editor_at(session: HubSession, name: str, line: int | None = None) -> QWidget | None:
+    """Open (or raise) the editor of ``name`` and put the caret on ``line`` (1-based).
+
+    For error lines in runs and history. Without a main window (a page alone in a test)
+    the plain ``sig_open_editor`` is emitted and the line is left out."""
+    opener = _OPENERS.get(session.nav)
+    if opener is None:
+        session.nav.sig_open_editor.emit(name)
+        return None
+    return opener.open_editor(name, line)
+
+
+def raise_window(window: QWidget) -> None:
+    """Bring a window that is already open to the front, restoring it if minimised."""
+    if window.isMinimized():
+        window.showNormal()
+    window.raise_()
+    window.activateWindow()
+
+
 class ScreenOpener(QObject):
-    """Opens screens for one session and keeps them alive until they close."""
+    """Opens screens for one session and keeps them alive until they close; one editor
+    per job (asking again raises the open one, so two editors never race to save)."""
 
     def __init__(self, session: HubSession, notify: Callable[[str], None],
                  parent_window: QWidget | None = None,
@@ -58,6 +85,7 @@ class ScreenOpener(QObject):
         self._parent = parent_window
         self._screens = screens if screens is not None else SCREENS
         self.open_windows: list[QWidget] = []
+        _OPENERS[session.nav] = self
 
     def open(self, key: str, *args: Any) -> QWidget | None:
         spec = self._screens[key]
@@ -99,8 +127,25 @@ class ScreenOpener(QObject):
     def run_job(self, name: str, params: dict[str, Any]) -> QWidget | None:
         return self.open("run", name, params)
 
-    def open_editor(self, name: str) -> QWidget | None:
-        return self.open("editor", name)
+    def open_editor(self, name: str, line: int | None = None) -> QWidget | None:
+        window = self.editor_of(name) if name else None
+        if window is None:
+            window = self.open("editor", name)
+        else:
+            raise_window(window)
+        go_to = getattr(window, "go_to_line", None)
+        if line and callable(go_to):
+            go_to(line)
+        return window
+
+    def editor_of(self, name: str) -> QWidget | None:
+        """The open editor window of job ``name``, if there is one."""
+        spec = self._screens["editor"]
+        for window in self.open_windows:
+            if (type(window).__name__ == spec.attr and getattr(window, "name", None) == name
+                    and window.isVisible()):
+                return window
+        return None
 
     def open_debugger(self, name: str, params: dict[str, Any]) -> QWidget | None:
         return self.open("debugger", name, params)

@@ -59,7 +59,7 @@ def test_edit_save_run(qtbot: QtBot, connection: HubConnection, tasks: TaskManag
         window.actions_by_name["save"].trigger()
     assert api.code(connection, job).startswith("console.log('v2')")
     assert not window.editor.is_modified()
-    run.close()
+    window.close()
 
 
 def test_editor_gets_the_hubs_modules_and_maxima(qtbot: QtBot, connection: HubConnection,
@@ -105,7 +105,7 @@ def test_a_run_failure_with_a_line_is_marked_too(qtbot: QtBot, connection: HubCo
     with qtbot.waitSignal(run.sig_finished, timeout=15000):
         pass
     assert run.status == "failed" and window.editor.error_lines() == [2]
-    run.close()
+    window.close()
 
 
 def test_debug_passes_breakpoints_and_unsaved_code(qtbot: QtBot, connection: HubConnection,
