@@ -5,11 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QAbstractItemModel, QEvent, QObject, QTimer
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QWidget
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableView,
+    QToolButton,
+    QWidget,
+)
 
 from console_app.client.errors import describe_error
 
-__all__ = ["MessageBar", "RefreshWhileShown", "row_table"]
+__all__ = ["MessageBar", "RefreshWhileShown", "UrlNote", "row_table"]
 
 
 def row_table(model: QAbstractItemModel, parent: QWidget | None = None) -> QTableView:
@@ -82,3 +93,36 @@ class RefreshWhileShown(QObject):
         elif event.type() == QEvent.Type.Hide:
             self.timer.stop()
         return False
+
+
+class UrlNote(QWidget):
+    """An address the console could not open in a browser (none is set up, or one
+    refuses to start as root), left in a field with a Copy button; stays until closed."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.text_label = QLabel()
+        self.text_label.setWordWrap(True)
+        self.url_edit = QLineEdit(readOnly=True)
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.clicked.connect(self.copy)
+        self.close_button = QToolButton(text="×", toolTip="Dismiss", autoRaise=True)
+        self.close_button.clicked.connect(self.hide)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.text_label)
+        row.addWidget(self.url_edit, 1)
+        row.addWidget(self.copy_button)
+        row.addWidget(self.close_button)
+        self.hide()
+
+    def show_url(self, text: str, url: str) -> None:
+        self.text_label.setText(text)
+        self.url_edit.setText(url)
+        self.url_edit.setCursorPosition(0)
+        self.show()
+
+    def copy(self) -> None:
+        clipboard = QGuiApplication.clipboard()
+        if clipboard is not None:
+            clipboard.setText(self.url_edit.text())

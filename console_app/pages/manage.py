@@ -50,7 +50,8 @@ from console_app.pages.manage_parts import Asker, BadgeDelegate, new_job_templat
 from console_app.run.dialog import RunDialog
 from console_app.run.params import remember_params, remembered_params
 from console_app.session import HubSession
-from console_app.widgets import MessageBar
+from console_app.shell.status_bar import status_bar_of
+from console_app.widgets import MessageBar, UrlNote
 
 POLL_MS = 2000      # /running while visible: one small JSON answer
 TICK_MS = 1000      # ages move on between polls without a call
@@ -86,6 +87,7 @@ class ManagePage(QWidget):
     def _build(self) -> None:
         self.header = QLabel("Jobs")
         self.message = MessageBar()
+        self.url_note = UrlNote()
         self.search = QLineEdit(placeholderText="Search name or description…",
                                 clearButtonEnabled=True)
         self.search.textChanged.connect(self.proxy.set_search)
@@ -113,6 +115,7 @@ class ManagePage(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(self._toolbar())
         layout.addWidget(self.message)
+        layout.addWidget(self.url_note)
         layout.addLayout(filters)
         layout.addWidget(self.view, 1)
         self._update_buttons()
@@ -201,6 +204,9 @@ class ManagePage(QWidget):
         current = self.current_name()
         self.model.set_jobs(found)
         self.header.setText(f"<b>Jobs</b> · {len(found.jobs)} · store: {found.store}")
+        bar = status_bar_of(self)
+        if bar is not None:  # the status bar counts what this list shows
+            bar.set_job_count(len(found.jobs))
         if current:
             self.select(current)
         self._update_buttons()
@@ -242,8 +248,7 @@ class ManagePage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if not self.model.state.jobs:
-            self.refresh()
+        self.refresh()  # back on the page: jobs may have come and gone meanwhile
         self._tick_timer.start()
         self.poll_running()
 
@@ -299,8 +304,18 @@ class ManagePage(QWidget):
         self.session.nav.sig_run_job.emit(name, chosen)
 
     def open_in_browser(self, name: str) -> None:
-        if name and not self.asker.open_url(QUrl(api.job_url(self.session.conn, name))):
-            self.show_message(f"No browser could be opened for {name}", error=True)
+        """The job's page in the browser; when that cannot work (or cannot be known to,
+        as root) its address stays in the page to copy."""
+        if not name:
+            return
+        url = api.job_url(self.session.conn, name)
+        if not self.asker.open_url(QUrl(url)):
+            self.url_note.show_url(f"No browser could be opened for {name}: open", url)
+        elif self.asker.as_root():
+            self.url_note.show_url("Browsers refuse to start as root; if none opened, "
+                                   "open", url)
+        else:
+            self.url_note.hide()
 
     def debug_job(self, name: str) -> None:
         if name:

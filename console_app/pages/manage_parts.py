@@ -3,6 +3,7 @@ injectable ways the page asks the owner things (so tests can answer them)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,6 +97,12 @@ def _ask_name(parent: QWidget | None) -> str | None:
     return text.strip() if ok and text.strip() else None
 
 
+def _running_as_root() -> bool:
+    # Browsers refuse to start as root and xdg-open still reports success: the
+    # console cannot tell that nothing opened, so it says where to go instead.
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
 @dataclass
 class Asker:
     """How the page asks the owner and reaches the desktop; tests replace each one."""
@@ -106,3 +113,4 @@ class Asker:
     pick_file: Callable[[str, QWidget | None], str | None] = _pick_file
     new_name: Callable[[QWidget | None], str | None] = _ask_name
     open_url: Callable[[QUrl], bool] = field(default=QDesktopServices.openUrl)
+    as_root: Callable[[], bool] = _running_as_root

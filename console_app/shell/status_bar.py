@@ -1,11 +1,15 @@
 """The main window's status bar: which hub, node and job store, who is signed in,
-whether the hub answers, and a busy indicator while hub calls are in flight."""
+whether the hub answers, and a busy indicator while hub calls are in flight.
+
+The job count starts as the hub's ``/store`` said at connect; from then on it is the
+Manage list's own count (:meth:`HubStatusBar.set_job_count`, called by the page each
+time its list loads, found through :func:`status_bar_of`), so the two always agree."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QStatusBar, QWidget
 
 from console_app.shell.connecting import describe_store
 
@@ -18,6 +22,7 @@ class HubStatusBar(QStatusBar):
         self.node = QLabel()
         self.store = QLabel()
         self.user = QLabel()
+        self._store: dict[str, Any] = {}
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)  # indeterminate: we never know how long a hub call takes
         self.busy.setMaximumWidth(80)
@@ -35,6 +40,7 @@ class HubStatusBar(QStatusBar):
         self.update_health(info)
         store = info.get("store")
         if isinstance(store, dict):
+            self._store = dict(store)
             self.store.setText(f"Store: {describe_store(store)}")
         user = info.get("user") or {}
         who = user.get("name") or user.get("kind") or "?"
@@ -49,9 +55,21 @@ class HubStatusBar(QStatusBar):
                    f"max {health.get('workersMax', '?')}")
         self.node.setToolTip(f"Workers: {workers}")
 
+    def set_job_count(self, count: int) -> None:
+        """The number of jobs the list shows now."""
+        self._store["jobs"] = count
+        self.store.setText(f"Store: {describe_store(self._store)}")
+
     def set_connected(self, connected: bool) -> None:
         self.state.setText("● Connected" if connected else "● Hub unreachable — retrying")
         self.state.setStyleSheet("color: #2e7d32;" if connected else "color: #c62828;")
 
     def set_busy(self, busy: bool) -> None:
         self.busy.setVisible(busy)
+
+
+def status_bar_of(widget: QWidget) -> HubStatusBar | None:
+    """The hub status bar of the main window ``widget`` is in, if it is in one."""
+    window = widget.window()
+    bar = window.statusBar() if isinstance(window, QMainWindow) else None
+    return bar if isinstance(bar, HubStatusBar) else None
