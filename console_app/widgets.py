@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QAbstractItemModel, QEvent, QObject, QTimer
+from PySide6.QtCore import QAbstractItemModel, QEvent, QObject, QRect, QSize, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMainWindow,
     QPushButton,
     QTableView,
     QToolButton,
@@ -20,7 +22,8 @@ from PySide6.QtWidgets import (
 
 from console_app.client.errors import describe_error
 
-__all__ = ["MessageBar", "RefreshWhileShown", "UrlNote", "row_table"]
+__all__ = ["FIT_SIZE", "MessageBar", "RefreshWhileShown", "UrlNote", "anchor_window",
+           "fit_on_screen", "row_table"]
 
 
 def row_table(model: QAbstractItemModel, parent: QWidget | None = None) -> QTableView:
@@ -106,7 +109,8 @@ class UrlNote(QWidget):
         self.url_edit = QLineEdit(readOnly=True)
         self.copy_button = QPushButton("Copy")
         self.copy_button.clicked.connect(self.copy)
-        self.close_button = QToolButton(text="×", toolTip="Dismiss", autoRaise=True)
+        self.close_button = QToolButton(text="×", autoRaise=True)
+        self.close_button.setToolTip("Dismiss")
         self.close_button.clicked.connect(self.hide)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
@@ -126,3 +130,41 @@ class UrlNote(QWidget):
         clipboard = QGuiApplication.clipboard()
         if clipboard is not None:
             clipboard.setText(self.url_edit.text())
+
+
+# The smallest screen every window must fit on: a window's opening size never exceeds it.
+FIT_SIZE = QSize(1024, 700)
+
+
+def anchor_window() -> QWidget | None:
+    """The window a new one should open beside: the active one, else the first shown
+    main window."""
+    active = QApplication.activeWindow()
+    if active is not None:
+        return active
+    return next((w for w in QApplication.topLevelWidgets()
+                 if isinstance(w, QMainWindow) and w.isVisible()), None)
+
+
+def fit_on_screen(window: QWidget, wanted: QSize, anchor: QWidget | None = None) -> None:
+    """Open ``window`` at ``wanted`` cut to :data:`FIT_SIZE` and to the free area of
+    the screen ``anchor`` (by default :func:`anchor_window`) is on, centred over
+    ``anchor`` and kept wholly on that screen. Call it before the first show."""
+    near = anchor.window() if anchor is not None else anchor_window()
+    screen = near.screen() if near is not None else QGuiApplication.primaryScreen()
+    if screen is None:
+        window.resize(wanted.boundedTo(FIT_SIZE))
+        return
+    area = screen.availableGeometry()
+    # The frame (title bar, borders) is only known once shown: leave room for it.
+    room = QSize(max(200, area.width() - 16), max(150, area.height() - 40))
+    size = wanted.boundedTo(FIT_SIZE).boundedTo(room)
+    window.resize(size)
+    centre = near.frameGeometry().center() if near is not None and near.isVisible() \
+        else area.center()
+    box = QRect(0, 0, size.width(), size.height())
+    box.moveCenter(centre)
+    left = min(max(box.left(), area.left()), area.right() - size.width() - 8)
+    top = min(max(box.top(), area.top()), area.bottom() - size.height() - 32)
+    window.setScreen(screen)
+    window.move(max(left, area.left()), max(top, area.top()))

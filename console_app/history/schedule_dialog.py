@@ -9,7 +9,7 @@ import json
 from typing import Any
 from zoneinfo import available_timezones
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QSize, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -41,6 +41,7 @@ from console_app.history.fmt import zoned_time
 from console_app.models.schedules import CronCheck
 from console_app.run.params import parse_params
 from console_app.session import HubSession
+from console_app.widgets import fit_on_screen
 
 __all__ = ["CHECK_DELAY_MS", "ScheduleDialog"]
 
@@ -69,6 +70,7 @@ class ScheduleDialog(QDialog):
         self._timer.timeout.connect(self._check_now)
         self._build()
         self._fill(existing, job)
+        fit_on_screen(self, self.sizeHint().expandedTo(QSize(460, 0)), parent)
         conn = session.conn
         session.tasks.run(lambda: _job_names(conn), self._got_jobs, lambda _e: None)
 

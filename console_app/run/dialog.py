@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QFontMetrics, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
@@ -37,6 +37,7 @@ from console_app.run.console import ConsoleModel
 from console_app.run.result import ResultView, SavePicker
 from console_app.session import HubSession
 from console_app.tasks import Latest
+from console_app.widgets import fit_on_screen
 from shared.errors import WebJobsError, error_class_for
 from shared.ndjson import Failure, LogLine, MetaData, Payload, StreamEvent
 
@@ -155,7 +156,7 @@ class RunDialog(QDialog):
         layout.addLayout(buttons)
         stop_key = QShortcut(QKeySequence("Shift+F5"), self)
         stop_key.activated.connect(self.stop)
-        self.resize(820, 620)
+        fit_on_screen(self, QSize(820, 620), self.parentWidget())
 
     # -- running -------------------------------------------------------------------------
 
