@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shared.header import DEFAULT_LIMITS, JobHeader, Limits, parse_header, resolve_limits
 
@@ -156,3 +158,71 @@ def test_custom_defaults() -> None:
     defaults = Limits(1_000, 64, 500)
     r = resolve_limits(_header(cpu=600), MAXIMA, defaults)
     assert r.limits == Limits(1_000, 64, 600) and r.extended
+
+
+# --- limits with units (issue 17: "Runtime: 10 s" was read as 10 ms) -----------------
+
+@pytest.mark.parametrize(("line", "field", "value"), [
+    ("Runtime: 10 s", "runtime", 10_000), ("Runtime: 10s", "runtime", 10_000),
+    ("Runtime: 10000s", "runtime", 10_000_000), ("CPU: 5 s", "cpu", 5_000),
+    ("Runtime: 2 min", "runtime", 120_000), ("Runtime: 1.5 min", "runtime", 90_000),
+    ("Runtime: 500 ms", "runtime", 500), ("Runtime: 500", "runtime", 500),
+    ("Runtime: 30 seconds of wall clock", "runtime", 30_000),
+    ("Runtime: 60000 of wall clock", "runtime", 60_000),
+    ("Runtime: 10 s, at most", "runtime", 10_000),
+    ("Memory: 1 GB", "memory", 1024), ("Memory: 512 MB", "memory", 512),
+    ("Memory: 512MB", "memory", 512), ("Memory: 0.5 GB", "memory", 512),
+    ("Memory: 512", "memory", 512),
+])
+def test_limits_read_their_unit(line: str, field: str, value: int) -> None:
+    header = parse_header(f"/*\n{line}\n*/")
+    assert (getattr(header, field), header.warnings) == (value, [])
+
+
+@pytest.mark.parametrize("line", [
+    "Runtime: 10 h", "Runtime: 2 hours", "Runtime: 10 m", "Runtime: 1 GB", "CPU: 512 MB",
+    "Memory: 512 KB", "Memory: 10 s", "Memory: 1 TB", "Memory: 2g", "Runtime: 10x",
+    "Runtime: 10s3", "Runtime: 0.5 ms", "Runtime: 0.5", "Memory: 0 GB", "CPU: 10,000",
+    "Runtime: 1e3 ms",
+])
+def test_a_unit_the_key_does_not_take_is_refused_never_misread(line: str) -> None:
+    header = parse_header(f"/*\nName: n\n{line}\n*/")
+    key = line.split(":")[0].lower()
+    assert getattr(header, key) is None
+    assert len(header.warnings) == 1 and header.warnings[0].startswith(line.split(":")[0])
+    assert header.warning_places == [(3, len(line.split(":")[0]) + 3)]
+
+
+def test_warnings_are_placed_on_their_line_and_value() -> None:
+    source = "\n\n  /**\n * Access: all\n *  Mode:  batch\n */ return 1"
+    header = parse_header(source)
+    assert header.warning_places == [(4, 12), (5, 12)]
+    assert parse_header("/* Runtime: soon */").warning_places == [(1, 13)]
+    # Only a newline starts an editor's line: a lone CR splits header lines but does
+    # not count as a line of its own.
+    assert parse_header("/*\r\nName: a\rMode: x\n*/").warning_places == [(2, 15)]
+
+
+_UNITS = {"runtime": [("ms", 1), ("s", 1000), ("min", 60_000)],
+          "cpu": [("ms", 1), ("s", 1000), ("min", 60_000)],
+          "memory": [("MB", 1), ("GB", 1024)]}
+
+
+@given(key=st.sampled_from(sorted(_UNITS)), number=st.integers(1, 10**9), data=st.data(),
+       glued=st.booleans())
+def test_a_value_with_its_unit_round_trips(key: str, number: int, data: st.DataObject,
+                                          glued: bool) -> None:
+    unit, factor = data.draw(st.sampled_from(_UNITS[key]))
+    spelled = data.draw(st.sampled_from([unit, unit.lower(), unit.upper()]))
+    line = f"{key}: {number}{'' if glued else ' '}{spelled}"
+    header = parse_header(f"/*\n{line}\n*/")
+    assert (getattr(header, key), header.warnings) == (number * factor, [])
+
+
+@given(st.text())
+def test_any_header_text_parses_without_raising(text: str) -> None:
+    for source in (text, f"/*\n{text}\n*/", f"/*\nRuntime: {text}\nMemory: {text}\n*/"):
+        header = parse_header(source)
+        assert len(header.warning_places) == len(header.warnings)
+        for limit in (header.runtime, header.memory, header.cpu):
+            assert limit is None or limit >= 1
