@@ -112,6 +112,19 @@ def _base_version(data: dict[str, Any]) -> int | None:
                      "0 for a new job) or null to save over the job as it is")
 
 
+@router.post("/check")
+async def check(request: Request) -> dict[str, Any]:
+    """The save's own checks on ``code`` without saving: ``ok`` (it parses) and
+    ``problems`` (line, column, message, severity error|warning, source syntax|header)."""
+    await owner_of(request)
+    hub = hub_of(request)
+    data = await read_json_object(request, hub.settings.max_body_bytes, exact=("code",))
+    code = data.get("code")
+    if not isinstance(code, str):
+        raise BadRequest("'code' must be the job's source text")
+    return await hub.catalog.problems(code)
+
+
 async def _form_file(request: Request) -> tuple[str, str, dict[str, Any]]:
     """(file name, its text, the other fields) from a multipart upload."""
     await read_body(request, hub_of(request).settings.max_body_bytes)
@@ -180,6 +193,21 @@ async def _execute(request: Request, caller: Caller) -> Response:
                             "query": {}, "headers": {}, "ip": address_of(request)}
     inbound = Inbound(params, view, flags)
     return await answer_run(request, hub.runner, job, inbound, caller, origin, force_stream=True)
+
+
+@router.get("/deleted")
+async def deleted(request: Request) -> dict[str, Any]:
+    """Deleted jobs whose versions are kept; ``deletedAt`` is epoch seconds (null for
+    a job deleted before deletions were recorded)."""
+    await owner_of(request)
+    return {"jobs": await asyncio.to_thread(hub_of(request).catalog.deleted)}
+
+
+@router.post("/deleted/{name}/restore")
+async def restore_deleted(name: str, request: Request) -> dict[str, Any]:
+    caller = await owner_of(request)
+    job = await hub_of(request).catalog.restore_deleted(name, caller.name)
+    return {"success": True, "job": job}
 
 
 @router.get("/{name}/code")

@@ -10,11 +10,12 @@ from typing import Any
 
 from hub.engine.engine import Engine
 from hub.services.runs import JobRunner
-from hub.store.base import JobStore, JobVersion, StoredJob, check_job_name
+from hub.store.base import RESERVED_NAMES, JobStore, JobVersion, StoredJob, check_job_name
 from hub.store.dbjobs import DbJobStore
 from hub.store.files import FileJobStore
 from hub.store.importer import import_files
-from shared.errors import BadRequest, JobDoesNotParse, NotFound
+from shared.errors import BadRequest, Conflict, JobChanged, JobDoesNotParse, NotFound
+from shared.header import parse_header, resolve_limits
 
 log = logging.getLogger("webhub.catalog")
 MAX_CODE_BYTES = 2 * 1024 * 1024
@@ -43,7 +44,7 @@ class Catalog:
             "secrets": list(header.secrets),
             "limits": resolved.limits.as_job_view(),
             "extended": resolved.extended,
-            "warnings": header.warnings + list(resolved.notes),
+            "warnings": header.warnings + list(resolved.notes) + _name_warnings(stored.name),
             "store": self.store.kind,
             "modified": stored.modified,
             # What an editor sends back as ``baseVersion`` (null: the store cannot tell).
@@ -72,6 +73,29 @@ class Catalog:
             where = f" (line {line})" if line else ""
             raise JobDoesNotParse(f"{problem.get('message', 'Syntax error')}{where}",
                                   line=line, column=problem.get("column"))
+
+    async def problems(self, code: str) -> dict[str, Any]:
+        """What a save would say of ``code``, without saving: the parse check (an
+        error) and the header's warnings (unreadable values, limits above the server's
+        maxima), each with its line and column."""
+        if len(code.encode("utf-8")) > MAX_CODE_BYTES:
+            raise BadRequest("A job's source may be at most 2 MB")
+        found: list[dict[str, Any]] = []
+        if code.strip():
+            parsed = await self.engine.check_syntax(code)
+            if not parsed.get("ok"):
+                found.append(_problem(parsed.get("line"), parsed.get("column"),
+                                      str(parsed.get("message") or "Syntax error"),
+                                      "error", "syntax"))
+        header = parse_header(code)
+        for (line, column), message in zip(header.warning_places, header.warnings,
+                                           strict=True):
+            found.append(_problem(line, column, message, "warning", "header"))
+        for note in resolve_limits(header, self.runner.settings.maxima).notes:
+            line, column = header.limit_places.get(note.split(":", 1)[0].lower(), (1, 1))
+            found.append(_problem(line, column, note, "warning", "header"))
+        found.sort(key=lambda p: (p["line"], p["column"]))
+        return {"ok": not any(p["severity"] == "error" for p in found), "problems": found}
 
     async def save(self, name: str, code: Any, by: str | None = None,
                    base_version: int | None = None) -> dict[str, Any]:
@@ -134,6 +158,36 @@ class Catalog:
                  stored.version, by or "unknown")
         return self.summary(stored)
 
+    # -- deleted jobs -------------------------------------------------------------------
+
+    def deleted(self) -> list[dict[str, Any]]:
+        """Jobs deleted whose versions are kept (no job of that name now), newest
+        deletion first; those deleted before deletions were recorded last, by name."""
+        found = sorted(self.store.deleted(), key=lambda d: (-(d.deleted_at or 0), d.name))
+        return [{"name": d.name, "deletedAt": d.deleted_at, "deletedBy": d.deleted_by,
+                 "lastVersion": d.last_version} for d in found]
+
+    async def restore_deleted(self, name: str, by: str | None = None) -> dict[str, Any]:
+        """A deleted job back: its last saved version's code saved as its newest version
+        (so the history says who brought it back). Conflict if a job of that name
+        exists; checked like any save."""
+        check_job_name(name, for_save=True)
+        if await asyncio.to_thread(self.store.get, name) is not None:
+            raise Conflict(f"A job named '{name}' exists; only a deleted job can be restored")
+        found = await asyncio.to_thread(self.store.versions, name)
+        if not found:
+            raise NotFound(f"No deleted job named '{name}' has versions kept")
+        last = await asyncio.to_thread(self._stored_version, name, found[0].version)
+        await self.check(last.code)
+        try:
+            stored = await asyncio.to_thread(self.store.save, name, last.code, by, 0)
+        except JobChanged:  # saved again meanwhile
+            raise Conflict(f"A job named '{name}' exists; only a deleted job can be "
+                           "restored") from None
+        log.info("[WebJob:%s] deleted job restored from version %d as version %d by %s",
+                 name, last.version, stored.version, by or "unknown")
+        return self.summary(stored)
+
     # -- the store --------------------------------------------------------------------
 
     def store_info(self) -> dict[str, Any]:
@@ -158,6 +212,22 @@ class Catalog:
                  by or "unknown", len(report["copied"]), len(report["replaced"]),
                  len(report["skipped"]))
         return report
+
+
+def _problem(line: Any, column: Any, message: str, severity: str,
+             source: str) -> dict[str, Any]:
+    return {"line": line if isinstance(line, int) and line >= 1 else 1,
+            "column": column if isinstance(column, int) and column >= 1 else 1,
+            "message": message, "severity": severity, "source": source}
+
+
+def _name_warnings(name: str) -> list[str]:
+    """A job stored under a name a hub route took later (from before the route, or
+    put in the folder by hand) is shadowed there: say so rather than leave it silent."""
+    if name not in RESERVED_NAMES:
+        return []
+    return [f"'{name}' is also the hub's route /api/webjobs/{name}: requests there may reach "
+            "the route instead of this job; save it under another name"]
 
 
 def _version_view(v: JobVersion) -> dict[str, Any]:
