@@ -119,6 +119,14 @@ class ManagePage(QWidget):
         layout.addLayout(filters)
         layout.addWidget(self.view, 1)
         self._update_buttons()
+        self._install_keys()
+
+    def _install_keys(self) -> None:
+        """Enter, double-click, Del, Ctrl+Enter, Ctrl+N… and the menu bar's *Job* menu
+        (``page_menu``, shown by the main window): see :mod:`console_app.shell.job_keys`."""
+        from console_app.shell.job_keys import install_job_keys
+
+        self.page_menu = install_job_keys(self)
 
     def _size_columns(self) -> None:
         """Room for a name, three badges and a last run; the description takes the rest

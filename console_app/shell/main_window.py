@@ -5,17 +5,21 @@ the status bar below. Pages are built on first visit, from a registry of factori
 Pages may offer these hooks, called when present:
 ``refresh()`` (F5, and after the hub comes back), ``set_filters(dict)`` on History
 (``Navigator.sig_open_history``) and ``set_job_filter(str)`` on Scheduler
-(``Navigator.sig_open_schedules``)."""
+(``Navigator.sig_open_schedules``); and these attributes: ``page_menu`` (a QMenu shown
+in the menu bar while the page is, e.g. Manage's *Job* menu) and ``search`` or
+``search_edit`` (the QLineEdit that Ctrl+F focuses). The command palette (Ctrl+Shift+P)
+offers every menu action, and the buttons of a page that has no menu of its own."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
@@ -29,13 +33,22 @@ from console_app.client.connection import API, HubConnection
 from console_app.client.errors import describe_error
 from console_app.session import HubSession
 from console_app.shell.banner import Banner
+from console_app.shell.icons import PAGE_ICONS, icon
 from console_app.shell.monitor import ConnectionMonitor, Probe
 from console_app.shell.pages import PageFactory, PlaceholderPage, default_pages
+from console_app.shell.palette import (
+    Command,
+    CommandPalette,
+    commands_of_buttons,
+    commands_of_menu,
+    plain_text,
+)
 from console_app.shell.screens import ScreenOpener, ScreenSpec
 from console_app.shell.status_bar import HubStatusBar
 from console_app.tasks import TaskManager
 
 HEALTH_TIMEOUT_S = 5.0  # a hub slower than this to say "ok" counts as gone
+SEARCH_HOOKS = ("search", "search_edit")  # a page's search box, by attribute
 
 
 def health_probe(url: str, token: str | None) -> tuple[Probe, Callable[[], None]]:
@@ -61,6 +74,7 @@ class MainWindow(QMainWindow):
         self.notice = Banner(closable=True)
         self.nav_list = QListWidget()
         self.stack = QStackedWidget()
+        self._page_menu_action: QAction | None = None  # the current page's menu in the bar
         self._build_layout()
         self.status = HubStatusBar()
         self.setStatusBar(self.status)
@@ -69,6 +83,7 @@ class MainWindow(QMainWindow):
         self.screens = ScreenOpener(session, self.show_notice, self, screens)
         self._connect_navigator()
         self._build_actions()
+        self.command_palette = CommandPalette(self)
         self.monitor = self._start_monitor(probe, monitor_interval_ms)
         self.show_page(0)
 
@@ -76,8 +91,10 @@ class MainWindow(QMainWindow):
 
     def _build_layout(self) -> None:
         for name in self._factories:
-            self.nav_list.addItem(QListWidgetItem(name))
+            self.nav_list.addItem(QListWidgetItem(icon(PAGE_ICONS.get(name, "")), name))
             self.stack.addWidget(QWidget())  # swapped for the page on first visit
+        self.nav_list.setIconSize(QSize(20, 20))
+        self.nav_list.setSpacing(2)
         self.nav_list.setFixedWidth(150)
         self.nav_list.currentRowChanged.connect(self._row_changed)
         right = QWidget()
@@ -106,18 +123,26 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         hub_menu = self.menuBar().addMenu("&Hub")
-        self._action(hub_menu, "&Switch hub…", "Ctrl+Shift+O", self.sig_switch_hub.emit)
-        self._action(hub_menu, "&Refresh page", "F5", self.refresh_current)
+        self._action(hub_menu, "&Switch hub…", "Ctrl+Shift+O", self.sig_switch_hub.emit,
+                     "switch")
+        self._action(hub_menu, "&Refresh page", "F5", self.refresh_current, "refresh")
         hub_menu.addSeparator()
-        self._action(hub_menu, "&Quit", "Ctrl+Q", self.close)
+        self._action(hub_menu, "&Quit", "Ctrl+Q", self.close, "quit")
         go_menu = self.menuBar().addMenu("&Go")
         for row, name in enumerate(self._factories):
             if row < 9:
                 self._action(go_menu, name, f"Ctrl+{row + 1}",
-                             lambda _checked=False, r=row: self.show_page(r))
+                             lambda _checked=False, r=row: self.show_page(r),
+                             PAGE_ICONS.get(name, ""))
+        go_menu.addSeparator()
+        self._action(go_menu, "&Find on this page", "Ctrl+F", self.find_on_page, "search")
+        self.palette_action = self._action(go_menu, "Command &palette…", "Ctrl+Shift+P",
+                                           self.open_palette, "palette")
 
-    def _action(self, menu: QMenu, text: str, key: str, slot: Callable[..., Any]) -> QAction:
-        action = QAction(text, self)
+    def _action(self, menu: QMenu, text: str, key: str, slot: Callable[..., Any],
+                icon_name: str = "") -> QAction:
+        action = QAction(icon(icon_name), text, self)
+        action.setData(icon_name)  # drawn again in the new ink when the theme switches
         action.setShortcut(QKeySequence(key))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         action.triggered.connect(slot)
@@ -172,6 +197,16 @@ class MainWindow(QMainWindow):
                 self.stack.removeWidget(old)
                 old.deleteLater()
         self.stack.setCurrentIndex(row)
+        self._show_page_menu(self._built[name])
+
+    def _show_page_menu(self, page: QWidget) -> None:
+        """Only the shown page's menu is in the bar, so its shortcuts act on that page alone."""
+        if self._page_menu_action is not None:
+            self.menuBar().removeAction(self._page_menu_action)
+            self._page_menu_action = None
+        menu = getattr(page, "page_menu", None)
+        if isinstance(menu, QMenu):
+            self._page_menu_action = self.menuBar().addMenu(menu)
 
     def _make_page(self, name: str) -> QWidget:
         try:
@@ -184,6 +219,41 @@ class MainWindow(QMainWindow):
         refresh = getattr(self.current_page(), "refresh", None)
         if callable(refresh):
             refresh()
+
+    def search_box(self) -> QLineEdit | None:
+        page = self.current_page()
+        for hook in SEARCH_HOOKS:
+            box = getattr(page, hook, None)
+            if isinstance(box, QLineEdit):
+                return box
+        return None
+
+    def find_on_page(self) -> None:
+        box = self.search_box()
+        if box is None:
+            self.statusBar().showMessage(f"The {self.current_name()} page has no search", 4000)
+            return
+        box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        box.selectAll()
+
+    # -- the command palette -------------------------------------------------------
+
+    def palette_commands(self) -> list[Command]:
+        """Every menu's actions (the current page's menu included), then, for a page
+        without a menu, its buttons."""
+        found: list[Command] = []
+        for action in self.menuBar().actions():
+            menu = action.menu()
+            if isinstance(menu, QMenu):
+                found += commands_of_menu(menu, plain_text(menu.title()),
+                                          skip=[self.palette_action])
+        page = self.current_page()
+        if page is not None and self._page_menu_action is None:
+            found += commands_of_buttons(page, self.current_name())
+        return found
+
+    def open_palette(self) -> None:
+        self.command_palette.open(self.palette_commands())
 
     # -- navigator answers ---------------------------------------------------------
 
@@ -224,6 +294,20 @@ class MainWindow(QMainWindow):
 
     def monitor_interval_s(self) -> int:
         return max(1, round(self.monitor.interval_ms / 1000))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._redraw_icons()  # light <-> dark: the icons in the new ink
+
+    def _redraw_icons(self) -> None:
+        for row, name in enumerate(self._factories):
+            item = self.nav_list.item(row)
+            if item is not None:
+                item.setIcon(icon(PAGE_ICONS.get(name, "")))
+        for action in self.actions():
+            if isinstance(action.data(), str) and action.data():
+                action.setIcon(icon(action.data()))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.monitor.stop()
