@@ -10,7 +10,11 @@ jobs), given an owner
 (``hub.cli user add``) and some history, schedules and versions. Screens come from
 :data:`SHOTS` plus a ``SCREENSHOTS`` dict (name -> builder) in any module of
 :data:`PROVIDERS`, so a window written later adds its own pictures; a screen whose
-module is missing is skipped with a note. ``OUTDIR/index.txt`` lists the results."""
+module is missing is skipped with a note. ``OUTDIR/index.txt`` lists the results.
+
+Nothing here waits without a bound: every hub call has ``--timeout`` seconds (a hub
+that does not answer ends the tool with a message), each screen's waits are bounded,
+and run as a program the whole tool gives up after ``--deadline`` seconds, saying so."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -28,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+CALL_TIMEOUT_S = 15.0    # any one hub call; the demo hub answers in milliseconds
+DEADLINE_S = 600.0       # the whole tool, run as a program
 PROVIDERS = ("console_app.run.dialog", "console_app.editor_window",
              "console_app.debugger.window", "console_app.pages.history",
              "console_app.pages.scheduler", "console_app.history.schedule_dialog")
@@ -349,6 +356,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--seed", action="store_true",
                         help="add the demo job, runs and schedules to --hub too "
                              "(always done on the hub started here)")
+    parser.add_argument("--timeout", type=float, default=CALL_TIMEOUT_S,
+                        help="seconds any one hub call may take (default %(default)s)")
+    parser.add_argument("--deadline", type=float, default=DEADLINE_S,
+                        help="seconds the whole tool may take when run as a program "
+                             "(default %(default)s)")
     return parser.parse_args(list(argv))
 
 
@@ -362,11 +374,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
     os.environ["WEBJOBS_CONSOLE_THEME"] = args.theme
     args.outdir.mkdir(parents=True, exist_ok=True)
+    from shared.errors import WebJobsError
+
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wj-shots-")))
-        url, token = ((args.hub, args.token) if args.hub
-                      else stack.enter_context(demo_hub(work)))
-        lines = _take(url, token, args, work)
+        try:
+            url, token = ((args.hub, args.token) if args.hub
+                          else stack.enter_context(demo_hub(work)))
+            lines = _take(url, token, args, work)
+        except (WebJobsError, RuntimeError, subprocess.SubprocessError) as err:
+            print(f"screenshots: no pictures — {_said(err)}", file=sys.stderr)
+            return 1
     (args.outdir / "index.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
     return 0
@@ -380,7 +398,7 @@ def _take(url: str, token: str, args: argparse.Namespace, work: Path) -> list[st
 
     app = make_application(sys.argv[:1])
     Theme(app)
-    connected = open_hub(url, Credentials(token=token))
+    connected = open_hub(url, Credentials(token=token), timeout=args.timeout)
     if args.seed or not args.hub:
         seed(connected.conn)
     tasks = TaskManager()
@@ -398,5 +416,31 @@ def _take(url: str, token: str, args: argparse.Namespace, work: Path) -> list[st
         connected.conn.close()
 
 
+def _said(err: BaseException) -> str:
+    code = getattr(err, "code", "")
+    message = getattr(err, "message", "") or str(err) or type(err).__name__
+    return f"{code}: {message}" if isinstance(code, str) and code else message
+
+
+def _give_up(deadline: float) -> None:
+    print(f"screenshots: gave up after {deadline:.0f} s (a screen or a hub call did not "
+          "finish); the pictures written so far are in place", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    """:func:`main` under the ``--deadline`` watchdog. The process ends as soon as main
+    returns: a window's stream still open on a worker thread must not hold it."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    deadline = parse_args(args).deadline if args else DEADLINE_S
+    watchdog = threading.Timer(deadline, _give_up, (deadline,))
+    watchdog.daemon = True
+    watchdog.start()
+    code = main(args)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(cli())

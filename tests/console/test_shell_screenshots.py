@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -9,6 +14,7 @@ from PySide6.QtGui import QImage
 
 from console_app import screenshots
 from tests.console.conftest import ConsoleHub
+from tests.hub.conftest import REPO
 
 
 def test_screens_are_written_as_pngs(console_hub: ConsoleHub, tmp_path: Path,
@@ -44,3 +50,32 @@ def test_the_registry_names_every_screen() -> None:
 def test_a_hub_needs_a_token(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert screenshots.main([str(tmp_path), "--hub", "http://127.0.0.1:1"]) == 2
     assert "--hub needs --token" in capsys.readouterr().err
+
+
+def test_a_hub_that_never_answers_ends_the_tool_with_a_message(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A hub that takes the connection and says nothing: every call is bounded, so the
+    tool stops with a message instead of hanging."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        code = screenshots.main([str(tmp_path / "shots"), "--hub", url, "--token", "t",
+                                 "--timeout", "1", "--only", "main-manage"])
+    assert code == 1 and time.monotonic() - started < 30
+    said = capsys.readouterr().err
+    assert "screenshots: no pictures" in said and "No answer from" in said
+
+
+def test_the_program_gives_up_at_its_deadline(tmp_path: Path) -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        done = subprocess.run(
+            [sys.executable, "-m", "console_app.screenshots", str(tmp_path), "--hub", url,
+             "--token", "t", "--timeout", "60", "--deadline", "2"],
+            cwd=REPO, capture_output=True, text=True, timeout=60,
+            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 3 and "gave up after 2 s" in done.stderr
