@@ -17,17 +17,24 @@ from console_app.client.connection import API, CancelToken, HubConnection
 from shared.ndjson import StreamEvent
 
 __all__ = [
+    "CodeCheck",
+    "CodeProblem",
+    "DeletedJob",
     "JobInfo",
     "JobList",
     "LastRun",
     "RunningRun",
     "available",
+    "check",
     "code",
+    "code_and_version",
     "delete",
+    "deleted_jobs",
     "execute_stream",
     "job_path",
     "job_url",
     "restore",
+    "restore_deleted",
     "run_stream",
     "running",
     "save",
@@ -115,6 +122,46 @@ class RunningRun:
     runtime: int
 
 
+@dataclass(frozen=True)
+class DeletedJob:
+    """One job of ``GET /deleted``: ``deleted_at`` is epoch seconds, None when the job
+    was deleted before the hub recorded deletions."""
+
+    name: str
+    deleted_at: float | None
+    deleted_by: str | None
+    last_version: int
+
+    @staticmethod
+    def from_json(obj: dict[str, Any]) -> DeletedJob:
+        at, by = obj.get("deletedAt"), obj.get("deletedBy")
+        return DeletedJob(str(obj["name"]), None if at is None else float(at),
+                          None if by is None else str(by), int(obj.get("lastVersion") or 0))
+
+
+@dataclass(frozen=True)
+class CodeProblem:
+    """One problem of ``POST /check``: 1-based ``line`` and ``column``."""
+
+    line: int
+    column: int
+    message: str
+    severity: str         # error | warning
+    source: str           # syntax | header
+
+    @staticmethod
+    def from_json(obj: dict[str, Any]) -> CodeProblem:
+        return CodeProblem(int(obj.get("line") or 1), int(obj.get("column") or 1),
+                           str(obj.get("message") or ""), str(obj.get("severity") or "error"),
+                           str(obj.get("source") or "syntax"))
+
+
+@dataclass(frozen=True)
+class CodeCheck:
+    ok: bool              # it parses: a save would not be refused for its syntax
+    problems: list[CodeProblem]
+
+
 def job_path(name: str) -> str:
     return f"{API}/{quote(name, safe='')}"
 
@@ -138,13 +185,34 @@ def running(conn: HubConnection) -> list[RunningRun]:
 
 
 def code(conn: HubConnection, name: str) -> str:
+    return code_and_version(conn, name)[0]
+
+
+def code_and_version(conn: HubConnection, name: str) -> tuple[str, int | None]:
+    """The job's code and the version it is (what :func:`save` takes as
+    ``base_version``); None when the hub cannot tell."""
     answer = conn.fetch("GET", f"{job_path(name)}/code")
-    return answer.body.decode("utf-8", errors="replace")
+    raw = {k.lower(): v for k, v in answer.headers.items()}.get("x-job-version", "")
+    version = int(raw) if raw.isascii() and raw.isdigit() else None
+    return answer.body.decode("utf-8", errors="replace"), version
 
 
-def save(conn: HubConnection, name: str, source: str) -> dict[str, Any]:
-    """Write a job; raises JobDoesNotParse (``.line``/``.column``) or BadJobName."""
-    return dict(conn.post(f"{API}/save", json={"name": name, "code": source}).get("job") or {})
+def save(conn: HubConnection, name: str, source: str,
+         base_version: int | None = None) -> dict[str, Any]:
+    """Write a job; raises JobDoesNotParse (``.line``/``.column``) or BadJobName.
+    ``base_version`` is the version the editor opened (0: a new job): when the job has
+    changed since, JobChanged (``.current_version``, None if deleted) and nothing is
+    saved. None saves over whatever is there. The answer's ``currentVersion`` is the
+    version just saved."""
+    body = {"name": name, "code": source, "baseVersion": base_version}
+    return dict(conn.post(f"{API}/save", json=body).get("job") or {})
+
+
+def check(conn: HubConnection, source: str) -> CodeCheck:
+    """The hub's parse check and header warnings for ``source``, nothing saved."""
+    data = conn.post(f"{API}/check", json={"code": source})
+    return CodeCheck(bool(data.get("ok")),
+                     [CodeProblem.from_json(p) for p in data.get("problems") or []])
 
 
 def upload(conn: HubConnection, path: Path, name: str | None = None) -> dict[str, Any]:
@@ -156,6 +224,17 @@ def upload(conn: HubConnection, path: Path, name: str | None = None) -> dict[str
 
 def delete(conn: HubConnection, name: str) -> None:
     conn.delete(job_path(name))
+
+
+def deleted_jobs(conn: HubConnection) -> list[DeletedJob]:
+    """Jobs deleted whose versions the hub keeps (and no job of that name now)."""
+    return [DeletedJob.from_json(j) for j in conn.get(f"{API}/deleted").get("jobs", [])]
+
+
+def restore_deleted(conn: HubConnection, name: str) -> dict[str, Any]:
+    """A deleted job back from its last version; Conflict if a job of that name exists."""
+    path = f"{API}/deleted/{quote(name, safe='')}/restore"
+    return dict(conn.post(path).get("job") or {})
 
 
 def versions(conn: HubConnection, name: str) -> list[dict[str, Any]]:
