@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -53,6 +53,7 @@ from console_app.editor.run_pane import RunPane
 from console_app.run.params import ParamsPanel, has_masked, remember_params, remembered_params
 from console_app.session import DEBUG_BREAKPOINTS_KEY, DEBUG_CODE_KEY, HubSession
 from console_app.tasks import Latest
+from console_app.widgets import fit_on_screen
 from shared.errors import JobChanged, JobDoesNotParse
 
 __all__ = ["DEBUG_BREAKPOINTS_KEY", "DEBUG_CODE_KEY", "EditorWindow", "open_versions"]
@@ -77,6 +78,7 @@ def open_versions(session: HubSession, name: str, current_text: str, parent: QWi
     conn, tasks = session.conn, session.tasks
     dialog = VersionsDialog([], version_fetcher(session, name), current_text, job_name=name,
                             parent=parent)
+    fit_on_screen(dialog, QSize(900, 600), parent)
 
     def restored(number: int) -> None:
         notify(f"Restored version {number} of {name}", False)
@@ -143,7 +145,7 @@ class EditorWindow(QMainWindow):
         self._life.start()
         self._build()
         self._update_title()
-        self.resize(1000, 680)
+        fit_on_screen(self, QSize(1000, 680))  # on the main window's screen, whole
         self.load()
         self.load_context()
 
@@ -201,6 +203,8 @@ class EditorWindow(QMainWindow):
                 native = keys[0].toString(QKeySequence.SequenceFormat.NativeText)
                 action.setToolTip(f"{text} ({native})")
             action.triggered.connect(lambda _c=False, s=slot: s())
+            for sequence in keys:  # the code has focus most of the time: keep them there
+                self.editor.add_key_action(sequence, action.trigger)
             bar.addAction(action)
             self.actions_by_name[key] = action
 
@@ -358,6 +362,7 @@ class EditorWindow(QMainWindow):
                                 lambda n, done: fetch(n, self._while_open(done)), self)
         dialog.sig_overwrite.connect(lambda: self.save(overwrite=True))
         self.conflict = dialog
+        fit_on_screen(dialog, QSize(640, 220), self)
         dialog.show()
 
     # -- run, debug, versions ------------------------------------------------------------

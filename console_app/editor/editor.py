@@ -69,14 +69,14 @@ class JobEditor(QWidget):
         self._header_timer = QTimer(self, singleShot=True, interval=HEADER_CHECK_DELAY_MS)
         self._header_timer.timeout.connect(self.check_header_now)
         # Built once: every key press and shortcut override is matched against them.
-        self._key_actions: tuple[tuple[QKeySequence, Callable[[], object]], ...] = (
+        self._key_actions: list[tuple[QKeySequence, Callable[[], object]]] = [
             (QKeySequence(_Key.Key_F9), self.toggle_breakpoint_at_caret),
             (QKeySequence(QKeySequence.StandardKey.Find), self.open_find),
             (QKeySequence("Ctrl+H"), self.open_replace),
             (QKeySequence("Ctrl+Space"), self.show_completions),
             (QKeySequence(_Key.Key_F3), self.find_bar.find_next),
             (QKeySequence("Shift+F3"), self.find_bar.find_previous),
-        )
+        ]
         st.configure(self.sci, self.scheme())
         self.hover = Hover(self.sci)  # the job API's documentation on dwell
         self._update_number_margin()
@@ -433,6 +433,10 @@ class JobEditor(QWidget):
 
     def open_replace(self) -> None:
         self.find_bar.open_bar(replace=not self.is_read_only())
+
+    def add_key_action(self, sequence: QKeySequence, action: Callable[[], object]) -> None:
+        """A key the editor keeps from Scintilla while it has focus (Ctrl+Enter runs)."""
+        self._key_actions.append((sequence, action))
 
     def _key_action(self, event: QKeyEvent) -> Callable[[], object] | None:
         """The editor's own handler for a key, or None to leave it to Scintilla/Qt."""

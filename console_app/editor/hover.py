@@ -51,10 +51,13 @@ class Hover:
         self.sci = sci
         self.shown = ""
         sci.setMouseDwellTime(DWELL_MS)
-        sci.dwellStart.connect(self.show_at)
-        sci.dwellEnd.connect(self._hide)
+        # Scintilla's Qt signals give the mouse's x and y, not a text position.
+        sci.dwellStart.connect(lambda x, y: self.show_at(sci.positionFromPointClose(x, y)))
+        sci.dwellEnd.connect(lambda _x, _y: self.hide())
 
-    def show_at(self, position: int, _x: int = 0, _y: int = 0) -> str:
+    def show_at(self, position: int) -> str:
+        """Show the documentation of the API name at ``position`` (a byte position);
+        what was shown, or '' when nothing there is the job API's."""
         sci = self.sci
         if position < 0 or sci.callTipActive() or sci.autoCActive():
             return ""
@@ -66,7 +69,7 @@ class Hover:
             self.shown = doc
         return doc or ""
 
-    def _hide(self, _position: int, _x: int, _y: int) -> None:
+    def hide(self) -> None:
         if self.shown and self.sci.callTipActive():
             self.sci.callTipCancel()
         self.shown = ""
