@@ -15,11 +15,17 @@ recursive encoder later.
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import Any
 
-__all__ = ["REPLACEMENT", "clean_json", "clean_text", "nesting_depth"]
+__all__ = ["MAX_JSON_DEPTH", "REPLACEMENT", "clean_json", "clean_text", "loads_json",
+           "nesting_depth"]
 
 REPLACEMENT = "\ufffd"
+# How deep JSON from outside may nest: far more than any real payload, far less than
+# what a recursive encoder (Python's or the worker protocol's) can take.
+MAX_JSON_DEPTH = 64
 
 
 def clean_text(text: str) -> str:
@@ -53,6 +59,32 @@ def clean_json(value: Any) -> Any:
                       for (k, v), (k2, v2) in zip(value.items(), pairs, strict=True))
         return dict(pairs) if changed else value
     return value
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:24]} is beyond a double's range")
+    return value
+
+
+def _int_a_job_can_read(text: str) -> int:
+    value = int(text)  # Python itself refuses more than 4300 digits (ValueError)
+    if abs(value) > sys.float_info.max:
+        raise ValueError(f"the number {text[:24]}… is beyond a double's range")
+    return value
+
+
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads_json(text: str | bytes) -> Any:
+    """``json.loads`` as RFC 8259 means JSON: ``NaN``, ``Infinity`` and numbers beyond a
+    double's range raise ``ValueError`` (Python takes them; a job's JSON could not
+    carry them back: they became ``Infinity`` text V8 cannot parse, or ``null``)."""
+    return json.loads(text, parse_float=_finite_float, parse_int=_int_a_job_can_read,
+                      parse_constant=_not_a_number)
 
 
 def nesting_depth(value: Any) -> int:

@@ -13,12 +13,11 @@ from starlette.requests import Request
 
 from hub.auth import WITHHELD_HEADERS
 from shared.errors import BadRequest, BodyTooLarge
-from shared.text import clean_json, clean_text, nesting_depth
+from shared.text import MAX_JSON_DEPTH, clean_json, clean_text, loads_json, nesting_depth
 
 ENGINE_FLAGS = ("enableLogger", "raw", "_console", "_debug")
 # Deeper than any real payload (webhooks nest a handful of levels), and shallow enough
 # that every recursive encoder after the door (the worker protocol, history) is safe.
-MAX_JSON_DEPTH = 64
 
 
 @dataclass
@@ -70,11 +69,13 @@ def parse_exact_json(text: str | bytes, what: str = "The request body") -> Any:
     that refuses them (see :func:`refuse_lone_surrogates`) before cleaning the rest."""
     too_deep = BadRequest(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except RecursionError:  # the parser's own limit, far deeper than ours
         raise too_deep from None
-    except ValueError:
+    except json.JSONDecodeError:
         raise BadRequest(f"{what} is not valid JSON") from None
+    except ValueError as exc:  # NaN, Infinity, a number no job could read back
+        raise BadRequest(f"{what} is not valid JSON: {exc}") from None
     if nesting_depth(data) > MAX_JSON_DEPTH:
         raise too_deep
     return data

@@ -14,7 +14,7 @@ from typing import Any
 from hub.schedule.cron import parse_cron
 from hub.store.base import check_job_name
 from shared.errors import BadRequest
-from shared.text import clean_json, nesting_depth
+from shared.text import MAX_JSON_DEPTH, clean_json, loads_json, nesting_depth
 
 __all__ = [
     "CATCH_UP_MODES", "MAX_PARAMS_BYTES", "MAX_PARAMS_DEPTH", "MAX_RETRIES", "OVERLAP_MODES",
@@ -27,8 +27,8 @@ OVERLAP_MODES = ("skip", "allow")
 MAX_RETRIES = 10
 MAX_NAME_LENGTH = 100
 MAX_PARAMS_BYTES = 64 * 1024
-# The door's limit (hub.api.inbound.MAX_JSON_DEPTH): a schedule runs what a request could.
-MAX_PARAMS_DEPTH = 64
+# The door's limit: a schedule runs what a request could.
+MAX_PARAMS_DEPTH = MAX_JSON_DEPTH
 # What a client may echo back from a GET in a PUT body: shown, never set by clients.
 READ_ONLY_FIELDS = frozenset({"id", "lastRun", "nextRun", "lastStatus", "retryAt",
                               "retryAttempt", "updated", "updatedAt", "updatedBy",
@@ -77,7 +77,7 @@ def stored_params(text: str) -> Any:
     """Parameters kept as JSON text, parsed as the door parses a request: None when not
     JSON or nested deeper than ``MAX_PARAMS_DEPTH``; lone surrogates as U+FFFD."""
     try:
-        value = json.loads(text)
+        value = loads_json(text)
     except (ValueError, RecursionError):
         return None
     return clean_json(value) if nesting_depth(value) <= MAX_PARAMS_DEPTH else None

@@ -194,3 +194,28 @@ def test_a_name_with_a_trailing_newline_is_refused(client: httpx.Client, name: s
     schedule = client.post(f"{API}/schedules", headers=AUTH,
                            json={"name": "n", "jobName": name, "cron": "0 3 * * *"})
     refused(schedule, "HUB-007")
+
+
+# -- numbers a job could not read back ----------------------------------------------------
+
+
+@pytest.mark.parametrize("number", [b"1e999", b"-1e999", b"NaN", b"Infinity", b"-Infinity",
+                                    b"1" + b"0" * 400])
+def test_a_number_no_job_could_read_is_hub_001(client: httpx.Client, number: bytes) -> None:
+    for body in (b'{"who":' + number + b"}", number):
+        answer = refused(client.post(f"{API}/public_door", content=body, headers=JSON_BODY))
+        assert "not valid JSON" in answer["error"]
+    schedule = b'{"name":"n","jobName":"door_tick","cron":"0 3 * * *","params":{"a":' + \
+        number + b"}}"
+    refused(client.post(f"{API}/schedules", content=schedule, headers={**AUTH, **JSON_BODY}))
+    as_text = json.dumps({"name": "n", "jobName": "door_tick", "cron": "0 3 * * *",
+                          "params": '{"a":' + number.decode() + "}"})
+    refused(client.post(f"{API}/schedules", content=as_text, headers={**AUTH, **JSON_BODY}))
+
+
+def test_a_large_but_readable_number_reaches_the_job(client: httpx.Client) -> None:
+    answer = client.post(f"{API}/public_door", content=b'{"who":1e308,"n":12345678901234567890}',
+                         headers=JSON_BODY)
+    params = answer.json()["params"]  # a job reads numbers as doubles
+    assert answer.status_code == 200 and params["who"] == 1e308
+    assert float(params["n"]) == float(12345678901234567890)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.text import REPLACEMENT, clean_json, clean_text, nesting_depth
+from shared.text import REPLACEMENT, clean_json, clean_text, loads_json, nesting_depth
 
 # Every code point, lone surrogates included (hypothesis leaves out Cs by default).
 ANY_TEXT = st.text(alphabet=st.characters(codec=None, exclude_categories=()))
@@ -58,3 +59,15 @@ def test_nesting_depth_needs_no_recursion() -> None:
     for _ in range(100_000):
         deep = [deep]
     assert nesting_depth(deep) == 100_001
+
+
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a": -Infinity}', "1e999", "-1e400",
+                                  "1" + "0" * 309, "1" * 5000])
+def test_loads_json_refuses_what_no_job_could_read(text: str) -> None:
+    with pytest.raises(ValueError):
+        loads_json(text)
+
+
+@given(JSON_VALUES)
+def test_loads_json_reads_back_every_finite_value(value: object) -> None:
+    assert loads_json(json.dumps(value)) == value
