@@ -46,6 +46,7 @@ from console_app.models.jobs import (
     JobsFilterProxy,
     JobsModel,
 )
+from console_app.pages.deleted_jobs import DeletedJobsDialog
 from console_app.pages.manage_parts import Asker, BadgeDelegate, new_job_template
 from console_app.run.dialog import RunDialog
 from console_app.run.params import remember_params, remembered_params
@@ -149,7 +150,8 @@ class ManagePage(QWidget):
         self.run_button.setMenu(self.run_menu)
         bar.addWidget(self.run_button)
         for text, slot in (("Create", self.create_job), ("Upload", self.upload_job),
-                           ("Ad-hoc", self.run_ad_hoc), ("Refresh", self.refresh)):
+                           ("Ad-hoc", self.run_ad_hoc), ("Deleted jobs…", self.show_deleted),
+                           ("Refresh", self.refresh)):
             button = QPushButton(text)
             button.clicked.connect(slot)
             bar.addWidget(button)
@@ -395,6 +397,12 @@ class ManagePage(QWidget):
             self.show_failure(err, f"Reading {chosen}")
             return
         self._keep(RunDialog(self.session, "", {}, source=source)).show()
+
+    def show_deleted(self) -> QWidget:
+        """The deleted jobs with their kept versions, to restore one."""
+        dialog = self._keep(DeletedJobsDialog(self.session, self))
+        dialog.show()
+        return dialog
 
     # -- plumbing ------------------------------------------------------------------------
 

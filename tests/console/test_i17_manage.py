@@ -15,6 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from console_app.client import jobs as api
 from console_app.client.connection import HubConnection
+from console_app.pages.deleted_jobs import DeletedJobsDialog
 from console_app.pages.manage import ManagePage
 from console_app.pages.manage_parts import Asker, new_job_template
 from console_app.session import HubSession
@@ -97,3 +98,32 @@ def test_a_browser_that_cannot_open_leaves_the_address_to_copy(
     manage.asker = Asker(open_url=lambda _url: True, as_root=lambda: False)
     manage.open_in_browser("public_ping")
     assert not note.isVisibleTo(manage)
+
+
+def test_deleted_jobs_are_listed_and_restored(qtbot: QtBot, window: MainWindow,
+                                              connection: HubConnection) -> None:
+    manage = loaded_manage(qtbot, window)
+    name = f"i17d_{uuid.uuid4().hex[:8]}"
+    api.save(connection, name, new_job_template(name))
+    api.save(connection, name, new_job_template(name).replace("ok: true", "ok: 'second'"))
+    api.delete(connection, name)
+    dialog = manage.show_deleted()
+    assert isinstance(dialog, DeletedJobsDialog)
+    qtbot.waitUntil(lambda: dialog.select(name), timeout=10000)
+    row = dialog.table.selectionModel().selectedRows()[0].row()
+    shown = [dialog.model.index(row, c).data() for c in range(4)]
+    assert shown[0] == name and shown[1].endswith(("(just now)", " ago)"))
+    assert shown[2] == "owner" and shown[3] == "v2"
+    with qtbot.waitSignal(dialog.sig_restored, timeout=10000):
+        dialog.restore_button.click()
+    assert "second" in api.code(connection, name)
+    qtbot.waitUntil(lambda: manage.job(name) is not None, timeout=10000)  # the list knows
+    qtbot.waitUntil(lambda: not dialog.select(name), timeout=10000)
+    assert f"Restored {name}" in dialog.message.text() and counted(window, manage)
+    api.save(connection, name, new_job_template(name))
+    api.delete(connection, name)
+    api.save(connection, name, new_job_template(name))  # a new job took the name meanwhile
+    with qtbot.waitSignal(dialog.sig_loaded, timeout=10000):
+        dialog.refresh()
+    assert not dialog.select(name)  # the hub lists only names no job has now
+    dialog.close()
