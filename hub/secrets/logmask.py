@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -24,9 +25,20 @@ from shared.text import clean_text
 __all__ = ["CLEAN_LOG_TEXT", "LOG_MASK", "CleanLogText", "LogMask", "install_log_mask"]
 
 
+# Every C0 and C1 control but the tab, and DEL.
+_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def _shown_controls(text: str) -> str:
+    """Control characters as escapes (``\\n``, ``\\x1b``): a message is one line, and a
+    path or id from outside could otherwise forge log lines or drive a terminal."""
+    return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 class CleanLogText(logging.Filter):
-    """A record's text as UTF-8 can carry it; text that is already clean costs one
-    check of the formatted message."""
+    """A record's text as UTF-8 can carry it, its message on one line; text that is
+    already clean costs one check of the formatted message. Tracebacks keep their
+    lines (only their text is cleaned)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -34,6 +46,8 @@ class CleanLogText(logging.Filter):
         except Exception:  # a malformed record is the logging module's to report
             return True
         cleaned = clean_text(message)
+        if _CONTROLS.search(cleaned):
+            cleaned = _shown_controls(cleaned)
         if cleaned is not message:
             record.msg, record.args = cleaned, None
         if record.exc_text is not None:

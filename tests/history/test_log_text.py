@@ -38,3 +38,25 @@ def test_a_lone_surrogate_is_logged_as_a_replacement_character(errors: str) -> N
     assert "asked by \ufffd" in text and "raw \ufffd message" in text
     assert "a pair \U0001f600" in text
     assert "ValueError: bad \ufffd value" in text
+
+
+FORGING = r'''
+import logging
+from hub.cli import configure_logging
+configure_logging("info")
+log = logging.getLogger("webhub.test")
+log.info("GET %s -> HUB-007", "/x\x1b[2J\x1b[31mred\x00")
+log.info("No run job_x\n2026-12-01 22:00:00,000 WARNING webhub.auth: FORGED")
+log.info("a\u0085b\tc")
+'''
+
+
+def test_text_from_outside_cannot_forge_a_log_line_or_drive_a_terminal() -> None:
+    done = subprocess.run([sys.executable, "-c", FORGING], cwd=REPO, capture_output=True,
+                          timeout=60, check=True)
+    lines = done.stderr.decode("utf-8").splitlines()
+    assert len(lines) == 3, lines
+    assert "\x1b" not in lines[0] and "\x00" not in lines[0]
+    assert lines[0].endswith("GET /x\\x1b[2J\\x1b[31mred\\x00 -> HUB-007")
+    assert lines[1].endswith("No run job_x\\n2026-12-01 22:00:00,000 WARNING webhub.auth: FORGED")
+    assert lines[2].endswith("a\\x85b\tc")
