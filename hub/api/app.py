@@ -114,7 +114,8 @@ def outside_bridge(settings: Settings) -> HubBridge:
     if settings.job_db == f"sqlite:///{embedded}":  # the embedded default gets demo data
         seed_if_new(embedded)
     warn_if_hub_tables_reachable(settings)
-    database = Database(settings.job_db, settings.job_db_pool, settings.job_db_session_sql)
+    database = Database(settings.job_db, settings.job_db_pool, settings.job_db_session_sql,
+                        max_value_mb=settings.max_payload_mb)
     return HubBridge(database, policy)
 
 

@@ -128,8 +128,11 @@ class _Driver:
 
 
 class _SqliteDriver(_Driver):
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, max_value_bytes: int) -> None:
         self.path = path
+        # No string or blob beyond what could cross to the job: randomblob(1e9) would
+        # otherwise grow the hub by a GB before the payload cap saw the row.
+        self.max_value_bytes = max_value_bytes
         # Switching a new file to WAL from several connections at once fails with
         # "database is locked" (the busy timeout does not cover it): one at a time.
         self._connecting = threading.Lock()
@@ -154,6 +157,7 @@ class _SqliteDriver(_Driver):
             raise
         if hasattr(conn, "enable_load_extension"):  # only where Python was built with it
             conn.enable_load_extension(False)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.max_value_bytes)
         conn.set_authorizer(conn.guard)  # after the hub's own set-up statements
         return conn
 
@@ -242,9 +246,9 @@ class _OdbcDriver(_Driver):
         return state.startswith(("08", "HYT")) or isinstance(exc, self.pyodbc.InterfaceError)
 
 
-def _driver_for(url: DatabaseUrl) -> _Driver:
+def _driver_for(url: DatabaseUrl, max_value_bytes: int) -> _Driver:
     if url.kind == "sqlite":
-        return _SqliteDriver(url.target)
+        return _SqliteDriver(url.target, max_value_bytes)
     try:
         return _OdbcDriver(url.target)
     except ImportError:
@@ -254,13 +258,14 @@ def _driver_for(url: DatabaseUrl) -> _Driver:
 class Database:
     """A bounded pool of connections to one database, used from the event loop."""
 
-    def __init__(self, url: str, pool_size: int = 8, session_sql: str | None = None) -> None:
+    def __init__(self, url: str, pool_size: int = 8, session_sql: str | None = None,
+                 max_value_mb: int = 64) -> None:
         if pool_size < 1:
             raise BadRequest("the database pool needs at least one connection")
         self.url = parse_database_url(url)
         self.pool_size = pool_size
         self.session_sql = session_sql
-        self._driver = _driver_for(self.url)
+        self._driver = _driver_for(self.url, max_value_mb * 1024 * 1024)
         self._idle: list[Any] = []
         self._idle_lock = threading.Lock()
         self._slots = asyncio.Semaphore(pool_size)

@@ -62,6 +62,10 @@ _TEMP_ACTIONS = {
     sqlite3.SQLITE_DROP_TEMP_INDEX: "DROP of a TEMP index",
 }
 _WRITES = (sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE)
+# Virtual tables that show the connection itself: sqlite_stmt lists the statements
+# open on the pooled connection — other callers' SQL —, dbstat and sqlite_dbpage the
+# file's raw pages.
+REFUSED_TABLES = frozenset({"sqlite_stmt", "dbstat", "sqlite_dbpage"})
 
 
 def refusal(what: str) -> JobFailed:
@@ -113,6 +117,8 @@ class SqliteGuard:
         if action == sqlite3.SQLITE_FUNCTION:
             name = (arg2 or "").lower()
             return f"the function {name}()" if name in REFUSED_FUNCTIONS else None
+        if action == sqlite3.SQLITE_READ and (arg1 or "").lower() in REFUSED_TABLES:
+            return f"reading {arg1} (it shows the connection, not the business tables)"
         if action in _TEMP_ACTIONS:
             return f"{_TEMP_ACTIONS[action]} (TEMP objects would outlive the run)"
         if action in _WRITES and schema == "temp":

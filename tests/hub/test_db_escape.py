@@ -78,6 +78,8 @@ def _escapes(home: Path, outside: Path) -> list[str]:
         "CREATE TEMP TRIGGER capture AFTER INSERT ON main.Person BEGIN SELECT 1; END",
         "INSERT INTO temp.webhub_session VALUES ('userstaffid', '1')",
         "DROP TABLE temp.webhub_session",
+        "SELECT sql FROM sqlite_stmt",  # other callers' statements on the pooled connection
+        "SELECT name, pageno FROM dbstat",
     ]
 
 
@@ -113,6 +115,13 @@ def test_the_business_tables_still_answer(sqlite_hub: HubProcess) -> None:
     assert out["UPDATE Department SET Name = Name WHERE DepartmentID = 1"]["answer"] == {
         "affectedRows": 1}
     assert out["SELECT value FROM temp.webhub_session"]["answer"] == []  # reading is fine
+
+
+def test_no_value_grows_beyond_what_could_reach_the_job(sqlite_hub: HubProcess) -> None:
+    out = _try_each(sqlite_hub, ["SELECT length(randomblob(100000000)) AS n",
+                                 "SELECT length(randomblob(1000000)) AS n"])
+    assert "too big" in out["SELECT length(randomblob(100000000)) AS n"]["message"]
+    assert out["SELECT length(randomblob(1000000)) AS n"]["answer"] == [{"n": 1000000}]
 
 
 # ---------------------------------------------------------------- every backend: sessions
