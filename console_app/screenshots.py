@@ -39,6 +39,7 @@ PROVIDERS = ("console_app.run.dialog", "console_app.editor_window",
              "console_app.debugger.window", "console_app.pages.history",
              "console_app.pages.scheduler", "console_app.history.schedule_dialog")
 DEMO_JOB = "demo_report"
+DELETED_JOB = "old_report"   # saved twice and deleted: the Deleted jobs screen lists it
 DEMO_CODE = ("/*\nName: Demo report\nDescription: Counts and lists, for the screenshots\n*/\n"
              "console.log('counting')\nconst items = ['alpha', 'beta', 'gamma']\n"
              "console.warn('half way')\nconst total = items.length\n"
@@ -215,6 +216,24 @@ def _history(ctx: ShotContext) -> Any:
     return page
 
 
+@shot("deleted-jobs")
+def _deleted_jobs(ctx: ShotContext) -> Any:
+    dialog = _need("console_app.pages.deleted_jobs", "DeletedJobsDialog")(ctx.session)
+    ctx.wait_until(lambda: dialog.model.rowCount() > 0, timeout=10)
+    dialog.select(DELETED_JOB)
+    return dialog
+
+
+@shot("run-again-masked")
+def _run_again_masked(ctx: ShotContext) -> Any:
+    from console_app.history.masked import MaskedValuesDialog, masked_places
+
+    places = masked_places({"apiToken": "***", "days": 7, "auth": {"header": "Bearer ***"}})
+    dialog = MaskedValuesDialog(DEMO_JOB, places)
+    dialog.fields[0].setText("typed")
+    return dialog
+
+
 @shot("add-schedule-dialog")
 def _add_schedule(ctx: ShotContext) -> Any:
     dialog_class = _need("console_app.history.schedule_dialog", "ScheduleDialog")
@@ -301,8 +320,12 @@ def seed(conn: Any) -> None:
     conn.post("/api/webjobs/save", json={"name": DEMO_JOB, "code": DEMO_CODE})
     conn.post("/api/webjobs/save", json={"name": "demo_fails", "code":
               "/*\nName: Fails on purpose\n*/\nconsole.log('trying')\nthrow new Error('no')"})
+    for version in (1, 2):
+        conn.post("/api/webjobs/save", json={"name": DELETED_JOB, "code": DEMO_CODE.replace(
+            "Demo report", f"Old report {version}")})
+    conn.delete(f"/api/webjobs/{DELETED_JOB}")
     for name, params in ((DEMO_JOB, {}), ("public_ping", {"who": "ann"}), ("demo_fails", {}),
-                         (DEMO_JOB, {})):
+                         (DEMO_JOB, {"apiToken": "s3cret-token", "days": 7})):
         try:
             conn.fetch("POST", f"/api/webjobs/{name}", json=params)
         except WebJobsError as err:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -21,6 +22,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from console_app.widgets import fit_on_screen
 
 __all__ = ["MASK", "AskMasked", "MaskedPlace", "MaskedValuesDialog", "ask_masked",
            "filled", "masked_places"]
@@ -104,6 +107,8 @@ class MaskedValuesDialog(QDialog):
         layout.addWidget(intro)
         layout.addLayout(form)
         layout.addWidget(self.buttons)
+        self.setMinimumWidth(460)  # room for the intro in two lines and the hints whole
+        fit_on_screen(self, self.sizeHint().expandedTo(QSize(460, 0)), parent)
         self._update_ok()
 
     def _update_ok(self) -> None:
