@@ -43,7 +43,7 @@ def test_the_registry_names_every_screen() -> None:
     for name in ("connect-dialog", "main-manage", "main-scheduler", "main-history",
                  "main-metrics", "main-secrets", "run-dialog-finished", "editor-window",
                  "debugger-paused", "versions-dialog", "history-replay",
-                 "add-schedule-dialog"):
+                 "add-schedule-dialog", "deleted-jobs", "run-again-masked"):
         assert name in shots
 
 
