@@ -34,10 +34,12 @@ __all__ = [
     "COLUMNS",
     "FAILED",
     "RECORD_COLUMNS",
+    "UNCOUNTED_SOURCES",
     "HourlyFigures",
     "Tallies",
     "Tally",
     "bucket_of",
+    "counted",
     "flatten",
     "hourly_figures",
     "percentile",
@@ -188,6 +190,15 @@ class Tally:
 
 
 UNCOUNTED = ("running", "missed")
+# Runs of these sources are kept in history but never counted in stats or metrics: a
+# debug session paused on a breakpoint is not a production runtime, nor a stopped one
+# a failure.
+UNCOUNTED_SOURCES = ("debug",)
+
+
+def counted(row: dict[str, Any]) -> bool:
+    """Whether a flat row counts in the rollups (run statistics, metrics)."""
+    return row["outcome"] not in UNCOUNTED and row.get("source") not in UNCOUNTED_SOURCES
 
 
 @dataclass
@@ -199,8 +210,8 @@ class Tallies:
 
     def count(self, row: dict[str, Any], sign: int) -> None:
         """Count a flat row in (1) or out (-1); a ``running`` row counts for nothing, nor
-        does a ``missed`` one (an occurrence that never ran)."""
-        if row["outcome"] in UNCOUNTED:
+        does a ``missed`` one (an occurrence that never ran), nor a debug run."""
+        if not counted(row):
             return
         runtime = _opt_int(row["runtime_ms"])
         bucket = bucket_of(runtime)

@@ -35,6 +35,8 @@ from typing import Any
 from hub.history.base import MAX_PAGE, HistoryQuery, JobStats, Metrics
 from hub.history.columns import (
     RECORD_COLUMNS,
+    UNCOUNTED,
+    UNCOUNTED_SOURCES,
     Tally,
     flatten,
     hourly_figures,
@@ -65,7 +67,9 @@ _FILTERS = (("job", "job_name"), ("status", "outcome"), ("source", "source"),
             ("caller", "caller_name"), ("schedule_id", "schedule_id"))
 _NEWEST = [("started", -1), ("_id", -1)]
 _PROJECTION = dict.fromkeys(RECORD_COLUMNS, 1)
-_FINISHED = {"$nin": ["running", "missed"]}
+_FINISHED = {"$nin": list(UNCOUNTED)}
+# Debug runs are kept but never counted, nor a job's last run (see columns.counted).
+_COUNTED_SOURCE = {"source": {"$nin": list(UNCOUNTED_SOURCES)}}
 
 
 class MongoHistoryStore:
@@ -187,7 +191,7 @@ class MongoHistoryStore:
             return {}
         with self._guard():
             last = {d["_id"]: d for d in self.collection.aggregate([
-                {"$match": {"job_name": {"$in": wanted}}},
+                {"$match": {"job_name": {"$in": wanted}, **_COUNTED_SOURCE}},
                 {"$sort": {"job_name": 1, "started": -1, "_id": -1}},
                 {"$group": {"_id": "$job_name", "started": {"$first": "$started"},
                             "outcome": {"$first": "$outcome"},
@@ -213,7 +217,7 @@ class MongoHistoryStore:
         """Finished runs matching ``match`` counted per ``key`` (a field path)."""
         out: dict[Any, Tally] = {}
         for group in self.collection.aggregate([
-                {"$match": match | {"outcome": _FINISHED}},
+                {"$match": match | {"outcome": _FINISHED} | _COUNTED_SOURCE},
                 {"$group": {"_id": {"key": key, "bucket": "$rt_bucket", "outcome": "$outcome"},
                             "runs": {"$sum": 1}, "rt_max": {"$max": "$runtime_ms"}}}]):
             ident = group["_id"]

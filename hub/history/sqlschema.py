@@ -7,6 +7,8 @@
 * ``webjob_run_hours`` — finished runs counted per hour they started in: runs,
   failures, runtime count/sum/max and one counter per runtime bucket (``b00``..).
 * ``webjob_run_jobs`` — the same counters per job name (over all retained runs).
+* ``webjob_history_marks`` — one row per one-off change made to the tables' contents
+  (``debug-uncounted``: debug runs counted out of rollups an older hub counted them in).
 * SQLite only: ``webjob_runs_fts``, an FTS5 ``trigram`` index over ``search_text``
   kept in step by triggers, so substring search does not read every row.
 """
@@ -16,11 +18,12 @@ from __future__ import annotations
 from hub.history.columns import BUCKETS
 from hub.store.dialects import Dialect
 
-__all__ = ["BUCKET_COLUMNS", "FTS", "RUNS", "statements"]
+__all__ = ["BUCKET_COLUMNS", "FTS", "HOURS", "JOBS", "MARKS", "RUNS", "statements"]
 
 RUNS = "webjob_runs"
 HOURS = "webjob_run_hours"
 JOBS = "webjob_run_jobs"
+MARKS = "webjob_history_marks"
 FTS = "webjob_runs_fts"
 BUCKET_COLUMNS = tuple(f"b{i:02d}" for i in range(BUCKETS))
 
@@ -97,6 +100,7 @@ def statements(dialect: Dialect) -> list[str]:
         dialect.create_table(HOURS, "started_hour {bigint} NOT NULL PRIMARY KEY, " + _COUNTERS),
         dialect.create_table(JOBS, "job_name {varchar}(100) NOT NULL PRIMARY KEY, "
                              + _COUNTERS),
+        dialect.create_table(MARKS, "mark {varchar}(64) NOT NULL PRIMARY KEY"),
     ]
     if dialect.name == "sqlite":
         out += _FTS

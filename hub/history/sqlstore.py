@@ -12,11 +12,12 @@ million runs:
   what it deletes (``PRUNE_BATCH`` oldest runs per transaction, so a big prune
   lets the recorder in between), so the rollups always equal the rows kept. ``metrics`` sums
   the hour rows (at most ``24 x retention`` of them), ``job_stats`` reads one
-  row per job. Only finished runs are counted; ``failed`` and ``interrupted``
-  runs are failures. Percentiles are estimated from the histogram (see
-  :mod:`hub.history.columns`).
+  row per job. Only finished runs are counted, and no debug run (kept in history,
+  left out of the figures); ``failed`` and ``interrupted`` runs are failures.
+  Percentiles are estimated from the histogram (see :mod:`hub.history.columns`).
 * **Last run per job** is one ``ORDER BY started DESC`` row off the
-  ``(job_name, started)`` index per name, all names in one ``UNION ALL``.
+  ``(job_name, started)`` index per name, all names in one ``UNION ALL``; debug
+  runs are skipped, so a stopped debug session is never a job's last run.
 * **Search** is ``search_text LIKE '%term%'`` on case-folded text. On SQLite the
   FTS5 trigram index first gives the rows that hold the term (up to
   ``FTS_FEW``): then only those are read; many more, and the newest rows are
@@ -41,6 +42,8 @@ from hub.history.base import MAX_PAGE, HistoryQuery, JobStats, Metrics
 from hub.history.columns import (
     COLUMNS,
     RECORD_COLUMNS,
+    UNCOUNTED,
+    UNCOUNTED_SOURCES,
     Tallies,
     Tally,
     flatten,
@@ -50,7 +53,7 @@ from hub.history.columns import (
     unflatten,
 )
 from hub.history.record import RunRecord
-from hub.history.sqlschema import BUCKET_COLUMNS, FTS, HOURS, JOBS, RUNS, statements
+from hub.history.sqlschema import BUCKET_COLUMNS, FTS, HOURS, JOBS, MARKS, RUNS, statements
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx
 from shared.errors import InternalError, StoreUnavailable
 from shared.text import clean_text
@@ -64,11 +67,17 @@ FTS_FEW = 3000            # matches up to which the full-text hits are read dire
 PRUNE_BATCH = 5000        # runs deleted per transaction by prune
 FTS_MERGE_PAGES = 1000    # index pages one prune may rewrite to reclaim deleted rows
 INTERRUPTED = ("SYS-500", "the hub stopped before the run ended")
+# The mark of the one-off change that counted debug runs out of older hubs' rollups.
+DEBUG_UNCOUNTED = "debug-uncounted"
 _SELECT = f"SELECT id, {', '.join(RECORD_COLUMNS)} FROM {RUNS}"
 _INSERT = (f"INSERT INTO {RUNS} ({', '.join(COLUMNS)}) "
            f"VALUES ({', '.join('?' for _ in COLUMNS)})")
 _UPDATE = f"UPDATE {RUNS} SET {', '.join(f'{c} = ?' for c in COLUMNS[1:])} WHERE job_id = ?"
 _COUNTERS = ("runs", "failures", "rt_count", "rt_sum", *BUCKET_COLUMNS)
+_UNCOUNTED_SOURCES = ", ".join(f"'{s}'" for s in UNCOUNTED_SOURCES)
+# The rows the rollups count (as columns.counted says of one row).
+_COUNTED = (f"outcome NOT IN ({', '.join(repr(o) for o in UNCOUNTED)}) "
+            f"AND source NOT IN ({_UNCOUNTED_SOURCES})")
 _FILTERS = (("job", "job_name = ?"), ("status", "outcome = ?"), ("source", "source = ?"),
             ("caller", "caller_name = ?"), ("since", "started >= ?"),
             ("until", "started < ?"), ("schedule_id", "schedule_id = ?"))
@@ -101,6 +110,29 @@ class SqlHistoryStore:
     def prepare(self) -> None:
         """Make the tables if need be (once; every call does it first anyway)."""
         self.db.ensure_schema_once(RUNS, statements, before=self._before_schema)
+        self.db.ensure_schema_once(DEBUG_UNCOUNTED, lambda _: [],
+                                   before=self._uncount_old_debug_runs)
+
+    def _uncount_old_debug_runs(self) -> None:
+        """Rollups written by a hub that counted debug runs: those runs counted out, once
+        per database (the mark is written in the same transaction; a node that loses the
+        race to write it finds it there on its second try)."""
+        for attempt in (1, 2):
+            try:
+                with self.db.transaction() as tx:
+                    if tx.read_one(f"SELECT mark FROM {MARKS} WHERE mark = ?",
+                                   (DEBUG_UNCOUNTED,)) is not None:
+                        return
+                    tx.write(f"INSERT INTO {MARKS} (mark) VALUES (?)", (DEBUG_UNCOUNTED,))
+                    once_counted = (f"source IN ({_UNCOUNTED_SOURCES}) AND outcome NOT IN "
+                                    f"({', '.join(repr(o) for o in UNCOUNTED)})")
+                    tallies = self._tallies_out(tx, once_counted, [])
+                    self._apply(tx, tallies)
+                    self._recompute_maxima(tx, tallies)
+                return
+            except Conflict:
+                if attempt == 2:
+                    raise
 
     def _before_schema(self) -> None:
         """Settings that must precede the first table (the local store's vacuum mode)."""
@@ -149,10 +181,10 @@ class SqlHistoryStore:
         found: dict[str, dict[str, Any]] = {}
         for part in _chunks(ids):
             for job_id, *rest in tx.read(
-                    "SELECT job_id, job_name, outcome, started_hour, runtime_ms "
+                    "SELECT job_id, job_name, outcome, started_hour, runtime_ms, source "
                     f"FROM {RUNS} WHERE job_id IN ({_marks(part)})", part):
-                found[job_id] = dict(zip(("job_name", "outcome", "started_hour", "runtime_ms"),
-                                         rest, strict=True))
+                found[job_id] = dict(zip(("job_name", "outcome", "started_hour", "runtime_ms",
+                                          "source"), rest, strict=True))
         return found
 
     def _apply(self, tx: Tx, tallies: Tallies) -> None:
@@ -231,19 +263,32 @@ class SqlHistoryStore:
                  [int(cutoff // 3600)])
         tx.write(f"DELETE FROM {JOBS} WHERE runs <= 0")
 
+    def _recompute_maxima(self, tx: Tx, tallies: Tallies) -> None:
+        """``rt_max`` of the cells ``tallies`` touched, from the runs they count now (a
+        maximum cannot be counted out, so it is read again)."""
+        for table, key, cells in ((HOURS, "started_hour", tallies.hours),
+                                  (JOBS, "job_name", tallies.jobs)):
+            for cell in sorted(cells):
+                tx.write(f"UPDATE {table} SET rt_max = (SELECT MAX(runtime_ms) FROM {RUNS} "
+                         f"WHERE {key} = ? AND {_COUNTED}) WHERE {key} = ?", [cell, cell])
+
     def _remove(self, tx: Tx, where: str, params: Sequence[Any]) -> int:
         """Delete the runs ``where`` says, counting them out of the rollups first."""
+        self._apply(tx, self._tallies_out(tx, f"({where}) AND {_COUNTED}", params))
+        return tx.write(f"DELETE FROM {RUNS} WHERE {where}", params)
+
+    def _tallies_out(self, tx: Tx, where: str, params: Sequence[Any]) -> Tallies:
+        """The rollup changes that count the runs ``where`` says out."""
         tallies = Tallies()
         for hour, job, outcome, bucket, count, rt_sum in tx.read(
                 "SELECT started_hour, job_name, outcome, rt_bucket, COUNT(*), SUM(runtime_ms) "
-                f"FROM {RUNS} WHERE ({where}) AND outcome NOT IN ('running', 'missed') "
+                f"FROM {RUNS} WHERE {where} "
                 "GROUP BY started_hour, job_name, outcome, rt_bucket", params):
             bucket = None if bucket is None else int(bucket)
             for tally in (tallies.hours.setdefault(int(hour), Tally()),
                           tallies.jobs.setdefault(job, Tally())):
                 tally.add(outcome, bucket, -1, count=int(count), rt_sum=int(rt_sum or 0))
-        self._apply(tx, tallies)
-        return tx.write(f"DELETE FROM {RUNS} WHERE {where}", params)
+        return tallies
 
     def _bind(self, values: Iterable[Any]) -> list[Any]:
         """Statement parameters (MariaDB's long-text problem is solved by its
@@ -344,7 +389,7 @@ class SqlHistoryStore:
         found: dict[str, tuple[Any, ...]] = {}
         one = (f"SELECT job_name, started, outcome, runtime_ms, "
                f"COALESCE(caller_name, caller_kind) FROM {RUNS} WHERE job_name = ? "
-               "ORDER BY started DESC, id DESC")
+               f"AND source NOT IN ({_UNCOUNTED_SOURCES}) ORDER BY started DESC, id DESC")
         for part in _chunks(names):
             members: list[str] = []
             params: list[Any] = []

@@ -401,3 +401,44 @@ def test_a_missed_occurrence_is_listed_but_is_not_a_run(store: HistoryStore) -> 
     assert (stats.runs, stats.failures) == (1, 0)
     store.prune(NOW + (RETENTION_DAYS + 1) * 86400)
     assert store.metrics(NOW).total == 0 and found(store) == []
+
+
+def test_debug_runs_are_kept_but_never_counted(store: HistoryStore) -> None:
+    """A debug session paused on a breakpoint is not a production runtime, and a stopped
+    one not a failure: debug runs are found in history but left out of job stats (runs,
+    failures, p50, last run) and metrics (totals, percentiles, hours)."""
+    store.put([run("p1", job_name="report", started=NOW - 60, runtime_ms=100),
+               run("p2", job_name="report", started=NOW - 50, runtime_ms=120),
+               run("d-running", job_name="report", source="debug", outcome="running",
+                   started=NOW - 30, runtime_ms=None, ended=None)])
+    # The session ends later (a 30 s pause, then stopped); another one failed.
+    store.put([run("d-running", job_name="report", source="debug", outcome="failed",
+                   code="JOB-001", started=NOW - 30, runtime_ms=30_000),
+               run("d-fail", job_name="report", source="debug", outcome="interrupted",
+                   started=NOW - 10, runtime_ms=29_000),
+               run("d-only", job_name="debugged", source="debug", runtime_ms=40_000)])
+    assert sorted(found(store, source="debug")) == ["d-fail", "d-only", "d-running"]
+    metrics = store.metrics(NOW)
+    assert (metrics.total, metrics.failures, metrics.successes) == (2, 0, 2)
+    assert metrics.runtime_max_ms == 120 and sum(metrics.runs_per_hour) == 2
+    assert metrics.runtime_p95_ms is not None and metrics.runtime_p95_ms <= 120
+    stats = store.job_stats(["report", "debugged"])
+    report = stats["report"]
+    assert (report.runs, report.failures, report.success_rate) == (2, 0, 1.0)
+    assert (report.last_started, report.last_outcome, report.last_runtime_ms) == (
+        NOW - 50, "success", 120)
+    assert report.p50_runtime_ms is not None and report.p50_runtime_ms <= 120
+    assert "debugged" not in stats  # only debug runs: no figures, no last-run badge
+
+
+def test_pruning_debug_runs_leaves_the_figures_right(store: HistoryStore) -> None:
+    limit = NOW - RETENTION_DAYS * 86400
+    store.put([run("old-debug", source="debug", started=limit - 5, outcome="failed"),
+               run("old", started=limit - 4, outcome="failed"),
+               run("new-debug", source="debug", started=NOW - 5, outcome="failed"),
+               run("new", started=NOW - 4)])
+    assert store.prune(NOW) == 2
+    metrics = store.metrics(NOW)
+    assert (metrics.total, metrics.failures) == (1, 0)
+    stats = store.job_stats(["report"])["report"]
+    assert (stats.runs, stats.failures, stats.last_started) == (1, 0, NOW - 4)
