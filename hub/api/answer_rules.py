@@ -20,7 +20,7 @@ from typing import Any
 from hub.auth import HUB_COOKIES
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 field names
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")     # a tab is allowed in a value
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # C0, DEL, C1; a tab is allowed
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 # What a URL parser drops before it reads the scheme: leading C0 controls and spaces
 # anywhere in front, tabs and line breaks anywhere ("java\tscript:" is javascript:).
@@ -79,6 +79,10 @@ def _cookie_problem(value: str) -> str | None:
     # A comma may join cookies in one header for some clients: every piece is checked.
     for piece in value.split(","):
         name = piece.split("=", 1)[0].strip().lower()
+        if not name and "=" in piece:
+            # A browser keeps a nameless cookie and sends back its value alone:
+            # "=webhub_session=x" would come back as the hub's session cookie.
+            return "Set-Cookie needs a cookie name before its '='"
         if name in HUB_COOKIES:
             return f"Set-Cookie may not set the hub's own cookie '{name}'"
     return None

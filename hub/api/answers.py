@@ -91,7 +91,12 @@ def runs_scripts(content_type: str) -> bool:
     """Whether a browser may run scripts in a document of ``content_type``: HTML, and
     every XML type (XHTML, SVG, and XML that an XSLT turns into a page). A type it
     cannot read is treated as one: with ``nosniff`` a browser does not guess, but the
-    page CSP costs nothing on a download."""
+    page CSP costs nothing on a download. A list of types (``text/plain,text/html``)
+    runs scripts when any of them does: browsers take one of them, often the last."""
+    return any(_type_runs_scripts(part) for part in content_type.split(","))
+
+
+def _type_runs_scripts(content_type: str) -> bool:
     media = content_type.split(";", 1)[0].strip().lower()
     kind, _, sub = media.partition("/")
     if not kind or not sub:

@@ -66,6 +66,10 @@ def assert_fails(client: httpx.Client, words: str, **params: object) -> None:
     ({"set-cookie": " WEBHUB_DEBUG=abc"}, "hub's own cookie"),
     ({"Set-Cookie": "a=1; Path=/, webhub_session=x"}, "hub's own cookie"),
     ({"Location": "javascript:alert(1)"}, "redirect"),
+    ({"Set-Cookie": "=webhub_session=attacker; Path=/"}, "needs a cookie name"),
+    ({"Set-Cookie": " =webhub_debug=x"}, "needs a cookie name"),
+    ({"Set-Cookie": "a=1, =webhub_session=x"}, "needs a cookie name"),
+    ({"X-C1": "a\u0085b"}, "control character"),
 ])
 def test_a_header_that_cannot_be_sent_fails_the_run(client: httpx.Client,
                                                     headers: dict[str, str],
@@ -122,7 +126,8 @@ def test_a_job_may_set_its_own_cookies(client: httpx.Client) -> None:
 @pytest.mark.parametrize("ctype", [
     "text/html", "TEXT/HTML; charset=utf-8", " text/html ;q", "application/xhtml+xml",
     "image/svg+xml", "text/xml", "application/xml", "application/rss+xml",
-    "text/xsl", "", "html",
+    "text/xsl", "", "html", "text/plain,text/html", "application/json, text/html",
+    "text/plain;,text/html",
 ])
 def test_the_page_csp_goes_on_every_type_that_runs_scripts(client: httpx.Client,
                                                            ctype: str) -> None:
