@@ -1,15 +1,17 @@
 """The debugger's smaller panes: the console with level colours, the outcome, and the
-non-modal message bar that shows a hub failure with its code."""
+call stack of the current pause."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
-from PySide6.QtWidgets import QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QPlainTextEdit, QWidget
 
+from console_app.client.debug import Frame
 from console_app.run.console import LEVEL_COLOURS
 from shared.ndjson import LogLine
 
-__all__ = ["ConsoleView", "ResultView"]
+__all__ = ["CallStackView", "ConsoleView", "ResultView"]
 
 
 class ConsoleView(QPlainTextEdit):
@@ -66,3 +68,30 @@ class ResultView(QPlainTextEdit):
 
     def show_outcome(self, outcome: str, result: str) -> None:
         self.setPlainText(outcome + ("\n\n" + result if result else ""))
+
+
+class CallStackView(QListWidget):
+    """The pause's async call chain, innermost first; choosing a frame shows its line."""
+
+    sig_frame_chosen = Signal(int)  # the line the chosen frame is at
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setToolTip("The async functions on the way to this pause, innermost first")
+        self.itemActivated.connect(self._chosen)
+        self.itemClicked.connect(self._chosen)
+
+    def show_frames(self, frames: list[Frame]) -> None:
+        self.clear()
+        for frame in frames:
+            item = QListWidgetItem(f"{frame.name}  —  line {frame.line}", self)
+            item.setData(Qt.ItemDataRole.UserRole, frame.line)
+
+    def rows(self) -> list[str]:
+        return [self.item(row).text() for row in range(self.count())
+                if self.item(row) is not None]
+
+    def _chosen(self, item: QListWidgetItem) -> None:
+        line = item.data(Qt.ItemDataRole.UserRole)
+        if isinstance(line, int) and line > 0:
+            self.sig_frame_chosen.emit(line)

@@ -3,7 +3,10 @@
 The hub describes each variable as ``{type, value}`` (``<tdz>`` for a ``let``/``const``
 not yet initialised, ``truncated`` with the full length for a long string) or, for
 objects and arrays, as a ``handle`` that ``expand`` opens one level at a time. Handles
-are only good during the pause that gave them, so the tree is rebuilt at each pause."""
+are only good during the pause that gave them, so the tree is rebuilt at each pause.
+The job globals a job names come as one ``group`` (``<globals>``) with its entries
+inline, shown as a node of their own under the job's names; an exception leaving the
+job comes first, as ``<exception>``."""
 
 from __future__ import annotations
 
@@ -12,9 +15,21 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from console_app.client.debug import Frame
 from shared.ndjson import DebugAnswer, DebugRequest, Failure, MetaData
 
-__all__ = ["DebugState", "Phase", "RequestEntry", "VarNode", "value_text"]
+__all__ = ["GLOBALS", "DebugState", "Phase", "RequestEntry", "VarNode", "reason_text",
+           "value_text"]
+
+GLOBALS = "<globals>"
+GLOBALS_LABEL = "job globals"
+# Why the run is parked, as the status line says it.
+REASONS = {"start": "on entry", "step": "after a step", "breakpoint": "at a breakpoint",
+           "exception": "an uncaught exception"}
+
+
+def reason_text(reason: str) -> str:
+    return REASONS.get(reason, reason)
 
 
 class Phase(Enum):
@@ -35,8 +50,13 @@ def value_text(desc: dict[str, Any]) -> str:
         return "undefined"
     if kind == "array":
         return f"Array({desc.get('length', 0)})"
+    if kind == "group":
+        return ", ".join(sorted(dict(desc.get("entries") or {})))
     if kind == "object":
-        return f"{desc.get('className') or 'Object'} {{{desc.get('size', 0)}}}"
+        name = desc.get("className") or "Object"
+        if isinstance(desc.get("value"), str):  # an error: its message says the most
+            return f"{name}: {desc['value']}"
+        return f"{name} {{{desc.get('size', 0)}}}"
     value = desc.get("value")
     if kind == "string":
         text = json.dumps(value, ensure_ascii=False)
@@ -76,7 +96,25 @@ class VarNode:
 
     @property
     def type_text(self) -> str:
-        return str(self.desc.get("type", ""))
+        return "" if self.is_group else str(self.desc.get("type", ""))
+
+    @property
+    def is_group(self) -> bool:
+        return self.desc.get("type") == "group"
+
+    @property
+    def label(self) -> str:
+        """The Name column: the globals' node says what it holds."""
+        return GLOBALS_LABEL if self.is_group else self.name
+
+    def path(self) -> tuple[str, ...]:
+        """Names from the top of the tree down to this node (kept across pauses)."""
+        names: list[str] = []
+        node: VarNode | None = self
+        while node is not None:
+            names.append(node.name)
+            node = node.parent
+        return tuple(reversed(names))
 
     @property
     def value_text(self) -> str:
@@ -103,9 +141,16 @@ class VarNode:
 
 
 def scope_nodes(vars_: dict[str, Any]) -> list[VarNode]:
-    """The top level of the tree for one pause."""
-    return [VarNode(str(k), dict(v) if isinstance(v, dict) else {"value": v})
-            for k, v in vars_.items()]
+    """The top level of the tree for one pause: the job's names, then its globals'
+    node (its children already there: the hub sends them inline)."""
+    nodes = [VarNode(str(k), dict(v) if isinstance(v, dict) else {"value": v})
+             for k, v in vars_.items() if k != GLOBALS]
+    group = vars_.get(GLOBALS)
+    if isinstance(group, dict) and group.get("type") == "group":
+        node = VarNode(GLOBALS, dict(group))
+        node.fill(dict(group.get("entries") or {}), 0, None)
+        nodes.append(node)
+    return nodes
 
 
 @dataclass
@@ -138,16 +183,41 @@ class DebugState:
     line: int | None = None
     reason: str = ""
     breakpoints: set[int] = field(default_factory=set)
+    stack: list[Frame] = field(default_factory=list)  # the current pause's call chain
+    vars: dict[str, Any] = field(default_factory=dict)  # the current pause's names
     requests: list[RequestEntry] = field(default_factory=list)
     meta: MetaData | None = None
     result: bytes | None = None
     failure: Failure | None = None
 
-    def paused(self, line: int, reason: str) -> None:
+    def paused(self, line: int, reason: str, vars_: dict[str, Any] | None = None) -> None:
         self.phase, self.line, self.reason = Phase.PAUSED, line, reason
+        self.vars = dict(vars_ or {})
 
     def resumed(self) -> None:
-        self.phase, self.line = Phase.RUNNING, None
+        self.phase, self.line, self.stack, self.vars = Phase.RUNNING, None, [], {}
+
+    def lookup(self, name: str) -> dict[str, Any] | None:
+        """What ``name`` holds at this pause (a job name first, then a job global)."""
+        if self.phase != Phase.PAUSED or name == GLOBALS:
+            return None
+        found = self.vars.get(name)
+        if found is None:
+            group = self.vars.get(GLOBALS)
+            entries = group.get("entries") if isinstance(group, dict) else None
+            found = entries.get(name) if isinstance(entries, dict) else None
+        return dict(found) if isinstance(found, dict) else None
+
+    def status_text(self) -> str:
+        """The status line: the phase, where and why it is paused."""
+        phase = self.phase
+        if phase == Phase.PAUSED:
+            return f"Paused at line {self.line}, {reason_text(self.reason)}"
+        if phase == Phase.FINISHED and self.failure is not None:
+            return "Failed"
+        if phase == Phase.WAITING:
+            return "Waiting — open the page; its requests stop here"
+        return str(phase.value).capitalize()
 
     def request(self, event: DebugRequest) -> RequestEntry:
         """A live request arrived; its entry, for the requests model to append."""
@@ -171,7 +241,10 @@ class DebugState:
     def outcome_text(self) -> str:
         """The run's end in one line: result type and status, or the failure's code."""
         if self.failure is not None:
-            where = f" (line {self.failure.line})" if self.failure.line else ""
+            line = self.failure.line
+            # The hub's message may name the line already ("... at line 19 (line 19)").
+            where = f" (line {line})" if line and f"line {line}" not in self.failure.error \
+                else ""
             return f"Failed {self.failure.code}: {self.failure.error}{where}"
         if self.meta is not None:
             return (f"Finished: {self.meta.type} result, HTTP {self.meta.status}, "

@@ -4,7 +4,11 @@ Objects and arrays expand on demand: a view asks ``fetchMore`` for a node's chil
 the model hands the node to ``on_expand`` (the window sends the hub's ``expand``
 command) and :meth:`VariablesModel.expanded` inserts the answer. Handles are only
 good during one pause, so an answer that comes back after the run moved on is
-dropped (each pause is a new ``generation``)."""
+dropped (each pause is a new ``generation``).
+
+:class:`KeepExpanded` keeps what the owner opened open: a node's path (names from the
+top) is remembered when its row is expanded, and at the next pause, or when its
+parent's children arrive, the row of the same path is expanded again."""
 
 from __future__ import annotations
 
@@ -14,11 +18,12 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import QHeaderView, QTreeView
 
 from console_app.debugger.state import VarNode, scope_nodes
 from console_app.models.rows import ROOT, Index, column_header
 
-__all__ = ["VarRole", "VariablesModel"]
+__all__ = ["KeepExpanded", "VarRole", "VariablesModel"]
 
 COLUMNS = ("Name", "Value", "Type")
 DIM = QColor("#8a8a8a")
@@ -166,7 +171,7 @@ class VariablesModel(QAbstractItemModel):
     @staticmethod
     def _text(node: VarNode, column: int) -> str:
         if column == 0:
-            return node.name
+            return node.label
         if column == 1:
             return "loading…" if node.loading else node.value_text
         return node.type_text
@@ -189,3 +194,44 @@ class VariablesModel(QAbstractItemModel):
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+
+class KeepExpanded(QObject):
+    """Expanded rows stay expanded across pauses, and the columns fit their contents."""
+
+    def __init__(self, view: QTreeView, model: VariablesModel) -> None:
+        super().__init__(view)
+        self.view, self.model = view, model
+        self.paths: set[tuple[str, ...]] = set()
+        header = view.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        view.expanded.connect(self._opened)
+        view.collapsed.connect(self._closed)
+        model.modelReset.connect(lambda: self._restore(QModelIndex()))
+        model.rowsInserted.connect(lambda parent, _first, _last: self._restore(parent))
+
+    def _opened(self, index: QModelIndex) -> None:
+        node = self.model.node(index)
+        if node is not None:
+            self.paths.add(node.path())
+
+    def _closed(self, index: QModelIndex) -> None:
+        node = self.model.node(index)
+        if node is not None:
+            gone = node.path()
+            self.paths = {p for p in self.paths if p[:len(gone)] != gone}
+
+    def _restore(self, parent: QModelIndex) -> None:
+        """Expand again the remembered rows under ``parent`` whose children are there
+        or can be asked for (asking is the view's fetchMore, then rowsInserted)."""
+        for row in range(self.model.rowCount(parent)):
+            index = self.model.index(row, 0, parent)
+            node = self.model.node(index)
+            if node is None or node.path() not in self.paths:
+                continue
+            self.view.expand(index)
+            if node.children is not None:
+                self._restore(index)

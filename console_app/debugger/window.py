@@ -1,11 +1,15 @@
 """The graphical step debugger: one debug run, a replay, or a live page session.
 
-The source shows the paused line and a breakpoint margin; beside it the variables
-in scope (expanding on demand while paused), live mode's requests, the console and
-the outcome. Step (F10), Continue (F8), Stop (Shift+F5) and F9 (toggle a breakpoint
-at the caret) drive the hub's session; breakpoints go to the hub as they change,
-running or paused. Every hub call goes through ``session.tasks``; the stream is
-cancelled when the window closes, which also stops the run (or, live, detaches)."""
+The source shows the paused line and a breakpoint margin (hover a name for its
+value); beside it the variables in scope (expanding on demand while paused, and what
+was open stays open from pause to pause; the job globals under a node of their own),
+watches, the call stack of async frames, live mode's requests, the console and the
+outcome. Continue (F8), Step over (F10), Step into (F11), Step out (Shift+F11),
+Restart (Ctrl+Shift+F5), Stop (Shift+F5) and F9 (toggle a breakpoint at the caret)
+drive the hub's session; breakpoints and "pause on uncaught exceptions" go to the hub
+as they change, running or paused. Every hub call goes through ``session.tasks``; the
+stream is cancelled when the window closes, which also stops the run (or, live,
+detaches)."""
 
 from __future__ import annotations
 
@@ -13,20 +17,9 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import shiboken6
-from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QHeaderView,
-    QLabel,
-    QMainWindow,
-    QPushButton,
-    QSplitter,
-    QTableView,
-    QTabWidget,
-    QToolBar,
-    QTreeView,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -34,13 +27,14 @@ from console_app.client import debug, jobs
 from console_app.client.connection import CancelToken
 from console_app.client.errors import describe_error
 from console_app.debugger.commands import CommandQueue
-from console_app.debugger.panes import ConsoleView, ResultView
+from console_app.debugger.controls import DebuggerLayout
+from console_app.debugger.hover import ValueHover
+from console_app.debugger.launch import DEBUG_LIVE_KEY
 from console_app.debugger.requests import RequestsModel
 from console_app.debugger.state import DebugState, Phase, VarNode
-from console_app.debugger.variables import VariablesModel
-from console_app.editor import JobEditor
+from console_app.debugger.variables import KeepExpanded, VariablesModel
+from console_app.debugger.watches import resolve
 from console_app.session import DEBUG_BREAKPOINTS_KEY, DEBUG_CODE_KEY, HubSession
-from console_app.widgets import MessageBar
 from shared.ndjson import (
     DebugAnswer,
     DebugPause,
@@ -62,7 +56,7 @@ def _desktop_opener(url: str) -> None:
     QDesktopServices.openUrl(QUrl(url))
 
 
-class DebuggerWindow(QMainWindow):
+class DebuggerWindow(DebuggerLayout):
     sig_started = Signal(str)            # the hub's session id
     sig_paused = Signal(int)             # the line the run is parked before
     sig_resumed = Signal()
@@ -80,6 +74,7 @@ class DebuggerWindow(QMainWindow):
         # From the editor: its unsaved text and breakpoints, which are not parameters.
         self.code: str | None = self.params.pop(DEBUG_CODE_KEY, None)
         first_breakpoints = self.params.pop(DEBUG_BREAKPOINTS_KEY, None) or []
+        live = live or bool(self.params.pop(DEBUG_LIVE_KEY, False))  # Manage, a page job
         self.replay_run_id = replay_run_id
         self.state = DebugState(live=live)
         self.state.breakpoints = {int(n) for n in first_breakpoints}
@@ -91,102 +86,45 @@ class DebuggerWindow(QMainWindow):
         self.commands = CommandQueue(session.tasks, self._failed)
         self.variables = VariablesModel(self._expand, self)
         self.requests_model = RequestsModel(self.state.requests, self)
-        self._build()
+        title = (f"Replay of run {replay_run_id}" if replay_run_id
+                 else f"Live debugger — {name}" if live else f"Debugger — {name}")
+        self._build(title, live)
+        self._connect()
         self._refresh()
         self._begin()
 
     # -- building -----------------------------------------------------------------------
 
-    def _build(self) -> None:
-        live = self.state.live
-        title = (f"Replay of run {self.replay_run_id}" if self.replay_run_id
-                 else f"Live debugger — {self.name}" if live else f"Debugger — {self.name}")
-        self.setWindowTitle(title)
-        self.resize(1100, 720)
-        self.source_view = JobEditor(self)
-        self.source_view.set_read_only(True)  # breakpoints still toggle in its margin
+    def _connect(self) -> None:
+        """The widgets of :class:`DebuggerLayout` to what they do."""
+        for action, slot in ((self.action_continue, self.resume), (self.action_step, self.step),
+                             (self.action_step_into, self.step_into),
+                             (self.action_step_out, self.step_out),
+                             (self.action_restart, self.restart), (self.action_stop, self.stop),
+                             (self.action_breakpoint,
+                              self.source_view.toggle_breakpoint_at_caret)):
+            action.triggered.connect(lambda _checked=False, act=slot: act())
         self.source_view.sig_breakpoints_changed.connect(self._breakpoints_changed)
-        self.variables_view = QTreeView(self)
+        self.value_hover = ValueHover(self.source_view.sci, self.state.lookup)
         self.variables_view.setModel(self.variables)
-        self.variables_view.setUniformRowHeights(True)
-        self.variables_view.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.requests_view = QTableView(self)
+        self.kept_open = KeepExpanded(self.variables_view, self.variables)
+        self.watches.sig_changed.connect(self._evaluate_watches)
+        self.stack_view.sig_frame_chosen.connect(self.source_view.go_to_line)
         self.requests_view.setModel(self.requests_model)
-        self.requests_view.horizontalHeader().setStretchLastSection(True)
-        self.requests_view.setVisible(live)
-        self.console_view = ConsoleView(self)
-        self.result_view = ResultView(self)
-        self.banner = MessageBar(self)
-        self.status_label = QLabel(self)
-        self._build_toolbar()
-        self.setCentralWidget(self._layout())
-
-    def _layout(self) -> QWidget:
-        right = QSplitter(Qt.Orientation.Vertical, self)
-        right.addWidget(self.variables_view)
-        right.addWidget(self.requests_view)
-        bottom = QTabWidget(self)
-        bottom.addTab(self.console_view, "Console")
-        bottom.addTab(self.result_view, "Result")
-        self.bottom_tabs = bottom
-        main = QSplitter(Qt.Orientation.Horizontal, self)
-        main.addWidget(self.source_view)
-        main.addWidget(right)
-        main.setStretchFactor(0, 3)
-        main.setStretchFactor(1, 2)
-        upright = QSplitter(Qt.Orientation.Vertical, self)
-        upright.addWidget(main)
-        upright.addWidget(bottom)
-        upright.setStretchFactor(0, 3)
-        upright.setStretchFactor(1, 1)
-        holder = QWidget(self)
-        column = QVBoxLayout(holder)
-        column.setContentsMargins(4, 4, 4, 4)
-        column.addWidget(self.banner)
-        column.addWidget(upright, 1)
-        column.addWidget(self.status_label)
-        return holder
-
-    def _action(self, text: str, keys: QKeySequence | str, slot: Callable[[], None]) -> QAction:
-        action = QAction(text, self)
-        action.setShortcut(QKeySequence(keys))
-        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        action.triggered.connect(lambda _checked=False: slot())
-        self.toolbar.addAction(action)
-        return action
-
-    def _build_toolbar(self) -> None:
-        self.toolbar = QToolBar("Debug", self)
-        self.toolbar.setMovable(False)
-        self.addToolBar(self.toolbar)
-        self.action_step = self._action("Step", "F10", self.step)
-        self.action_continue = self._action("Continue", "F8", self.resume)
-        self.action_stop = self._action("Stop", "Shift+F5", self.stop)
-        self.action_breakpoint = self._action("Toggle breakpoint", "F9",
-                                              self.source_view.toggle_breakpoint_at_caret)
-        self.open_page_button = QPushButton("Open page", self)
-        self.open_page_button.setToolTip("Open the tagged page in a browser signed in to "
-                                         "this hub as you: its requests stop here.")
+        self._size_requests()
+        self.exception_switch.toggled.connect(self._exception_toggled)
         self.open_page_button.clicked.connect(self.open_page)
-        self.pause_first_switch = QCheckBox("Pause on the first line of every request", self)
-        self.pause_first_switch.setToolTip("Off: requests run on until a breakpoint.")
-        self.pause_first_switch.setChecked(True)
+        self.copy_url_button.clicked.connect(self.copy_url)
         self.pause_first_switch.toggled.connect(self._pause_first_toggled)
-        if self.state.live:
-            self.toolbar.addSeparator()
-            self.toolbar.addWidget(self.open_page_button)
-            self.toolbar.addWidget(self.pause_first_switch)
-        else:  # live-only controls: unplaced, they would float over the toolbar
-            self.open_page_button.hide()
-            self.pause_first_switch.hide()
 
     # -- starting -----------------------------------------------------------------------
 
     def _begin(self) -> None:
-        conn = self.session.conn
+        conn, on_exception = self.session.conn, self.exception_switch.isChecked()
         if self.state.live:
             name, first = self.name, self.pause_first_switch.isChecked()
-            self.session.tasks.run(lambda: (debug.attach(conn, name, step_from_start=first),
+            self.session.tasks.run(lambda: (debug.attach(conn, name, step_from_start=first,
+                                                         pause_on_exception=on_exception),
                                             jobs.code(conn, name)),
                                    self._attached, self._failed)
             return
@@ -194,13 +132,46 @@ class DebuggerWindow(QMainWindow):
         lines = sorted(self.state.breakpoints)
         if run_id is not None:
             def items(cancel: CancelToken) -> Any:
-                return debug.replay(conn, run_id, cancel, breakpoints=lines)
+                return debug.replay(conn, run_id, cancel, breakpoints=lines,
+                                    pause_on_exception=on_exception)
         else:
             def items(cancel: CancelToken) -> Any:
                 return debug.start(conn, name, cancel, params=params, code=code,
-                                   breakpoints=lines)
+                                   breakpoints=lines, pause_on_exception=on_exception)
         self._cancel = self.session.tasks.stream(items, self._on_event, self._stream_done,
                                                  self._stream_failed)
+
+    def restart(self) -> None:
+        """The same run again from the top (a live session: attached afresh): the old
+        one is stopped (detached) and its stream let go; breakpoints and watches stay."""
+        if self._closed:
+            return
+        self._end_session()
+        if self._cancel is not None:
+            self._cancel.cancel()  # no callback of the old stream runs after this
+        breakpoints = set(self.state.breakpoints)
+        self.state = DebugState(live=self.state.live, breakpoints=breakpoints)
+        self.requests_model = RequestsModel(self.state.requests, self)
+        self.requests_view.setModel(self.requests_model)
+        self.value_hover.lookup = self.state.lookup
+        self.commands = CommandQueue(self.session.tasks, self._failed)
+        self.page_url = ""
+        self._ran_on()
+        self.variables.clear()
+        self.console_view.clear()
+        self.result_view.clear()
+        self.banner.hide()
+        self.bottom_tabs.setCurrentWidget(self.console_view)
+        self._refresh()
+        self._begin()
+
+    def _end_session(self) -> None:
+        """Stop the run (or detach), straight out: the answer does not matter."""
+        phase, sid = self.state.phase, self.state.session
+        if sid and phase in (Phase.RUNNING, Phase.PAUSED, Phase.WAITING):
+            conn, command = self.session.conn, "detach" if self.state.live else "stop"
+            self.session.tasks.run(lambda: debug.command(conn, sid, command),
+                                   None, lambda _exc: None)
 
     def _attached(self, got: tuple[debug.Attached, str]) -> None:
         attached, code = got
@@ -211,16 +182,19 @@ class DebuggerWindow(QMainWindow):
         self.state.session, self.state.phase = attached.session, Phase.WAITING
         self.page_url = self.session.url + attached.url
         self.source_view.set_text(code)
-        conn = self.session.conn
-        self._cancel = self.session.tasks.stream(
-            lambda cancel: debug.session_events(conn, attached.session, cancel),
-            self._on_event, self._stream_done, self._stream_failed)
+        conn, sid = self.session.conn, attached.session
+
+        def events(cancel: CancelToken) -> Any:
+            return debug.session_events(conn, sid, cancel)
+
+        self._cancel = self.session.tasks.stream(events, self._on_event, self._stream_done,
+                                                 self._stream_failed)
         self.sig_started.emit(attached.session)
         self._refresh()
 
     # -- the stream -----------------------------------------------------------------------
 
-    def _on_event(self, event: StreamEvent) -> None:
+    def _on_event(self, event: StreamEvent | debug.DebugStack) -> None:
         if self._closed:
             return
         handler = self._HANDLERS.get(type(event))
@@ -242,12 +216,35 @@ class DebuggerWindow(QMainWindow):
     def _on_log(self, event: LogLine) -> None:
         self.console_view.append_line(event)
 
+    def _on_stack(self, event: debug.DebugStack) -> None:
+        self.state.stack = list(event.frames)  # the pause that follows is its innermost
+        self.stack_view.show_frames(self.state.stack)
+
     def _on_pause(self, event: DebugPause) -> None:
         state = self.state
-        state.paused(event.line, event.reason)
+        state.paused(event.line, event.reason, event.vars)
         self.source_view.highlight_line(event.line)
         self.variables.set_scope(event.vars)
+        self._evaluate_watches()
         self.sig_paused.emit(event.line)
+
+    def _evaluate_watches(self) -> None:
+        """Each watch's value at this pause, walked off the GUI thread."""
+        paths, state = dict(self.watches.paths), self.state
+        if not paths or state.phase != Phase.PAUSED:
+            return
+        conn, sid, vars_, generation = (self.session.conn, state.session, dict(state.vars),
+                                        self.variables.generation)
+
+        def walk() -> dict[str, dict[str, Any]]:
+            return {text: resolve(vars_, path, lambda handle: debug.expand(conn, sid, handle))
+                    for text, path in paths.items()}
+
+        def shown(values: dict[str, dict[str, Any]]) -> None:
+            if not self._closed and generation == self.variables.generation:
+                self.watches.show_values(values)
+
+        self.commands.send(walk, shown, lambda _exc: None)
 
     def _on_request(self, event: DebugRequest) -> None:
         entry = self.state.request(event)
@@ -277,6 +274,7 @@ class DebuggerWindow(QMainWindow):
 
     _HANDLERS: ClassVar[dict[type, Callable[[DebuggerWindow, Any], None]]] = {
         DebugStart: _on_start, LogLine: _on_log, DebugPause: _on_pause,
+        debug.DebugStack: _on_stack,
         DebugRequest: _on_request, DebugAnswer: _on_answer, MetaData: _on_meta,
         Payload: _on_payload, Failure: _on_failure}
 
@@ -315,7 +313,14 @@ class DebuggerWindow(QMainWindow):
     # -- commands -----------------------------------------------------------------------
 
     def step(self) -> None:
-        self._drive("step")
+        """Step over: the next statement here, or of a function that called this one."""
+        self._drive("over")
+
+    def step_into(self) -> None:
+        self._drive("into")
+
+    def step_out(self) -> None:
+        self._drive("out")
 
     def resume(self) -> None:
         self._drive("continue")
@@ -337,6 +342,7 @@ class DebuggerWindow(QMainWindow):
         """Not paused any more: no highlight, and values can no longer expand."""
         self.source_view.clear_highlight()
         self.variables.set_paused(False)
+        self.stack_view.clear()
 
     def _send(self, command: str) -> None:
         conn, sid = self.session.conn, self.state.session
@@ -346,6 +352,13 @@ class DebuggerWindow(QMainWindow):
         """Open the tagged page (live): the browser must be signed in as this owner."""
         if self.page_url:
             self._opener(self.page_url)
+
+    def copy_url(self) -> None:
+        """The tagged page's address on the clipboard, for a browser of one's choice."""
+        clipboard = QGuiApplication.clipboard()
+        if self.page_url and clipboard is not None:
+            clipboard.setText(self.page_url)
+            self.banner.show_info(f"Copied {self.page_url}")
 
     # -- breakpoints ----------------------------------------------------------------------
 
@@ -366,6 +379,12 @@ class DebuggerWindow(QMainWindow):
             return
         conn, sid = self.session.conn, self.state.session
         self.commands.send(lambda: debug.configure(conn, sid, step_from_start=on))
+
+    def _exception_toggled(self, on: bool) -> None:
+        if not self.state.session or self.state.phase in (Phase.FINISHED, Phase.CLOSED):
+            return  # not started yet: the start asks for it
+        conn, sid = self.session.conn, self.state.session
+        self.commands.send(lambda: debug.configure(conn, sid, pause_on_exception=on))
 
     def _configure(self) -> None:
         if not self.state.session or self.state.phase in (Phase.FINISHED, Phase.CLOSED):
@@ -394,15 +413,14 @@ class DebuggerWindow(QMainWindow):
 
     def _refresh(self) -> None:
         phase = self.state.phase
-        self.action_step.setEnabled(phase == Phase.PAUSED)
-        self.action_continue.setEnabled(phase == Phase.PAUSED)
+        for action in (self.action_step, self.action_step_into, self.action_step_out,
+                       self.action_continue):
+            action.setEnabled(phase == Phase.PAUSED)
         self.action_stop.setEnabled(phase in (Phase.PAUSED, Phase.RUNNING))
-        self.open_page_button.setEnabled(bool(self.page_url) and phase != Phase.CLOSED)
-        where = f" at line {self.state.line} ({self.state.reason})" \
-            if phase == Phase.PAUSED else ""
-        waiting = " — open the page; its requests stop here" \
-            if phase == Phase.WAITING else ""
-        self.status_label.setText(f"{phase.value.capitalize()}{where}{waiting}")
+        self.action_restart.setEnabled(phase != Phase.CONNECTING)
+        for button in (self.open_page_button, self.copy_url_button):
+            button.setEnabled(bool(self.page_url) and phase != Phase.CLOSED)
+        self.status_label.setText(self.state.status_text())
 
     # -- closing ------------------------------------------------------------------------------
 
@@ -418,6 +436,7 @@ class DebuggerWindow(QMainWindow):
         if self._closed:
             return
         self._closed = True
+        self.watches.paths.clear()
         cancel = self._cancel or CancelToken()
         live_or_running = self.state.phase in (Phase.RUNNING, Phase.PAUSED, Phase.WAITING)
         if not (self.state.session and live_or_running):

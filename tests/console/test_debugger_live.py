@@ -141,7 +141,7 @@ def test_live_session_drives_the_browser(qtbot: QtBot, tab: BrowserThread,
     window.toggle_breakpoint(6)
     with qtbot.waitSignal(window.sig_paused, timeout=WAIT_MS) as paused:
         tab.do(submit)
-    assert paused.args == [6] and window.state.reason == "step"
+    assert paused.args == [6] and window.state.reason == "breakpoint"  # not "step"
     with qtbot.waitSignal(window.sig_answered, timeout=WAIT_MS) as answered:
         window.resume()
     assert answered.args == [302]

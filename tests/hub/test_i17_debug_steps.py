@@ -101,6 +101,7 @@ def test_an_exception_leaving_the_job_pauses_where_it_was_thrown(hub: HubProcess
     shown = caught["vars"]
     assert next(iter(shown)) == "<exception>"
     assert shown["<exception>"]["className"] == "RangeError"
+    assert shown["<exception>"]["value"] == "too big: 9"
     assert shown["value"]["value"] == 9 and shown["limit"]["value"] == 3
     assert shown["seen"]["value"] == "calling"
     run.command("continue")

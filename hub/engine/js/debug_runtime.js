@@ -40,7 +40,10 @@
     try { const proto = getPrototypeOf(value); name = (proto && proto.constructor && proto.constructor.name) || 'Object'; } catch (e) { /* a hostile proxy */ }
     let count = 0;
     try { count = keys(value).length; } catch (e) { /* a hostile proxy */ }
-    return { type: 'object', className: name, size: count, handle };
+    const shown = { type: 'object', className: name, size: count, handle };
+    // An error reads best as its message (the console shows `RangeError: too big`).
+    try { if (value instanceof ErrorC) shown.value = StringC(value.message).slice(0, MAX_STRING); } catch (e) { /* a hostile getter */ }
+    return shown;
   }
 
   function children(value, handles) {
