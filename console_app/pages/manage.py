@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from console_app.client import jobs as api
 from console_app.client.errors import describe_error
 from console_app.client.jobs import JobInfo, JobList, RunningRun
+from console_app.debugger.launch import debug_job
 from console_app.editor_window import open_versions
 from console_app.models.jobs import (
     COL_BADGES,
@@ -327,10 +328,8 @@ class ManagePage(QWidget):
         else:
             self.url_note.hide()
 
-    def debug_job(self, name: str) -> None:
-        if name:
-            self.session.nav.sig_open_debugger.emit(
-                name, remembered_params(self.session.url, name))
+    def debug_job(self, name: str) -> None:  # a page job: the live session (attach)
+        debug_job(self.session, name, self.job(name), remembered_params(self.session.url, name))
 
     def edit_job(self, name: str) -> None:
         if name:
