@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from fastapi import APIRouter
@@ -19,13 +20,16 @@ MAX_TEXT = 200
 LAST_SECOND = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
 
 
+_WHOLE = re.compile(r"-?[0-9]{1,18}")
+
+
 def _int_param(raw: str | None, name: str, default: int, low: int, high: int) -> int:
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"'{name}' must be a whole number, not '{raw[:40]}'") from None
+    # ASCII digits only: int() also reads other scripts' digits, and " 5" or "5_0".
+    if not _WHOLE.fullmatch(raw):
+        raise BadRequest(f"'{name}' must be a whole number, not '{raw[:40]}'")
+    value = int(raw)
     if value < low or value > high:
         raise BadRequest(f"'{name}' must be between {low} and {high}, not {value}")
     return value

@@ -43,15 +43,19 @@ def _collect(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _size(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit} bytes"
+
+
 async def read_body(request: Request, max_bytes: int) -> bytes:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
-        raise BodyTooLarge(f"The request body is larger than {max_bytes // (1024 * 1024)} MB")
+        raise BodyTooLarge(f"The request body is larger than {_size(max_bytes)}")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > max_bytes:
-            raise BodyTooLarge(f"The request body is larger than {max_bytes // (1024 * 1024)} MB")
+            raise BodyTooLarge(f"The request body is larger than {_size(max_bytes)}")
         chunks.append(chunk)
     body = b"".join(chunks)
     request._body = body  # lets Starlette's form parser reuse what was read

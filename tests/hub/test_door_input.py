@@ -219,3 +219,8 @@ def test_a_large_but_readable_number_reaches_the_job(client: httpx.Client) -> No
     params = answer.json()["params"]  # a job reads numbers as doubles
     assert answer.status_code == 200 and params["who"] == 1e308
     assert float(params["n"]) == float(12345678901234567890)
+
+
+@pytest.mark.parametrize("raw", ["\u0661", "5_0", " 5", "+5", "9" * 19])
+def test_a_history_number_is_ascii_digits(client: httpx.Client, raw: str) -> None:
+    refused(client.get(f"{API}/history", params={"limit": raw}, headers=AUTH))
