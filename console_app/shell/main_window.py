@@ -295,10 +295,12 @@ class MainWindow(QMainWindow):
     def monitor_interval_s(self) -> int:
         return max(1, round(self.monitor.interval_ms / 1000))
 
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
+    def event(self, event: QEvent) -> bool:
+        # Light <-> dark: the icons in the new ink. The application's change is asked
+        # for by name: a window with a style sheet of its own never sees PaletteChange.
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
-            self._redraw_icons()  # light <-> dark: the icons in the new ink
+            self._redraw_icons()
+        return super().event(event)
 
     def _redraw_icons(self) -> None:
         for row, name in enumerate(self._factories):
