@@ -36,6 +36,7 @@ TREE = {
     "SYS-500": ("InternalError", 500),
     "SYS-503": ("StoreUnavailable", 503),
     "HUB-009": ("Conflict", 409),
+    "HUB-010": ("JobChanged", 409),
 }
 CONCRETE = [getattr(errors, name) for name, _ in TREE.values()]
 
