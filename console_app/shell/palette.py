@@ -19,11 +19,12 @@ from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
     QFrame,
+    QHeaderView,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QMenu,
     QRadioButton,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -116,10 +117,7 @@ class CommandPalette(QFrame):
         self.query = QLineEdit(placeholderText="Type a command…")
         self.query.textChanged.connect(self._narrow)
         self.query.installEventFilter(self)
-        self.list = QListWidget()
-        self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # typing stays in the field
-        self.list.itemActivated.connect(lambda item: self.run_row(self.list.row(item)))
-        self.list.itemClicked.connect(lambda item: self.run_row(self.list.row(item)))
+        self.list = self._command_list()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.query)
@@ -129,38 +127,70 @@ class CommandPalette(QFrame):
             app.focusChanged.connect(self._focus_moved)
         self.hide()
 
+    def _command_list(self) -> QTreeWidget:
+        """Two columns: the command, and its shortcut at the right edge."""
+        found = QTreeWidget()
+        found.setColumnCount(2)
+        found.setHeaderHidden(True)
+        found.setRootIsDecorated(False)
+        found.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # typing stays in the field
+        found.header().setStretchLastSection(False)
+        found.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        found.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        found.itemActivated.connect(lambda item, _col: self.run_row(self.row_of(item)))
+        found.itemClicked.connect(lambda item, _col: self.run_row(self.row_of(item)))
+        return found
+
+    def row_of(self, item: QTreeWidgetItem) -> int:
+        return self.list.indexOfTopLevelItem(item)
+
+    def current_row(self) -> int:
+        item = self.list.currentItem()
+        return self.row_of(item) if item is not None else -1
+
+    def set_current_row(self, row: int) -> None:
+        item = self.list.topLevelItem(row)
+        if item is not None:
+            self.list.setCurrentItem(item)
+
+    def row_text(self, row: int) -> tuple[str, str]:
+        """What a row shows: the command and its shortcut."""
+        item = self.list.topLevelItem(row)
+        return (item.text(0), item.text(1)) if item is not None else ("", "")
+
     def open(self, commands: Sequence[Command]) -> None:
         self.commands = list(commands)
         self.query.clear()
         self._narrow("")
-        self._place()
         self.show()
         self.raise_()
         self.query.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def _place(self) -> None:
-        """Centred at the top of the window, as wide as a long label, never wider than it."""
+        """Centred at the top of the window, as tall as the commands found (up to
+        VISIBLE_ROWS), as wide as a long label, never larger than the window."""
         host = self.host
         em = self.fontMetrics().horizontalAdvance("M")
-        rows = self.list.sizeHintForRow(0) if self.list.count() else self.fontMetrics().height()
+        row = self.list.sizeHintForRow(0) if self.list.topLevelItemCount() else 0
+        rows = max(1, min(VISIBLE_ROWS, self.list.topLevelItemCount()))
         width = min(PALETTE_WIDTH_EM * em, host.width() - 24)
-        height = min(self.query.sizeHint().height() + rows * VISIBLE_ROWS + 24,
-                     host.height() - 48)
+        row = max(row, self.fontMetrics().height() + 6)
+        height = min(self.query.sizeHint().height() + rows * row + 24, host.height() - 48)
         self.setGeometry((host.width() - width) // 2, 36, width, height)
 
     def _narrow(self, query: str) -> None:
         self.shown = filter_commands(self.commands, query)
         self.list.clear()
         for command in self.shown:
-            text = f"{command.label}\t{command.shortcut}" if command.shortcut else command.label
-            item = QListWidgetItem(text)
+            item = QTreeWidgetItem([command.label, command.shortcut])
             if command.icon is not None:
-                item.setIcon(command.icon)
-            if command.shortcut:
-                item.setToolTip(command.shortcut)
-            self.list.addItem(item)
+                item.setIcon(0, command.icon)
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setForeground(1, self.palette().placeholderText())
+            self.list.addTopLevelItem(item)
         if self.shown:
-            self.list.setCurrentRow(0)
+            self.set_current_row(0)
+        self._place()
 
     def run_row(self, row: int) -> None:
         if not 0 <= row < len(self.shown):
@@ -187,12 +217,12 @@ class CommandPalette(QFrame):
                                  Qt.Key.Key_PageUp: -VISIBLE_ROWS}
         step = steps.get(key)
         if step is not None:
-            if self.list.count():
-                row = max(0, min(self.list.count() - 1, self.list.currentRow() + step))
-                self.list.setCurrentRow(row)
+            count = self.list.topLevelItemCount()
+            if count:
+                self.set_current_row(max(0, min(count - 1, self.current_row() + step)))
             return True
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.run_row(self.list.currentRow())
+            self.run_row(self.current_row())
             return True
         if key == Qt.Key.Key_Escape:
             self.close_palette()

@@ -119,7 +119,7 @@ def test_ctrl_shift_p_lists_every_action_and_enter_runs_the_one_typed(
                   "Job › New job…", "Job › Delete"):
         assert label in listed, label
     assert "Go › Command palette…" not in listed  # it is open already
-    assert palette.list.item(listed.index("Job › New job…")).text() == "Job › New job…\tCtrl+N"
+    assert palette.row_text(listed.index("Job › New job…")) == ("Job › New job…", "Ctrl+N")
     qtbot.keyClicks(palette.query, "sched")
     assert _shown(window) == ["Go › Scheduler"]
     qtbot.keyClick(palette.query, Qt.Key.Key_Return)
@@ -150,7 +150,7 @@ def test_arrows_pick_escape_closes_and_nothing_found_runs_nothing(
     qtbot.keyClick(palette.query, Qt.Key.Key_Down)
     qtbot.keyClick(palette.query, Qt.Key.Key_Down)
     qtbot.keyClick(palette.query, Qt.Key.Key_Up)
-    assert palette.list.currentRow() == 1
+    assert palette.current_row() == 1
     qtbot.keyClick(palette.query, Qt.Key.Key_Escape)
     assert not palette.isVisible() and window.current_name() == "Manage"
     _open(qtbot, window)
