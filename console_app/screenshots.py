@@ -142,6 +142,19 @@ for _page in ("Manage", "Scheduler", "History", "Metrics", "Secrets"):
     SHOTS[f"main-{_page.lower()}"] = _page_shot(_page)
 
 
+@shot("command-palette")
+def _command_palette(ctx: ShotContext) -> Any:
+    from console_app.shell.main_window import MainWindow
+
+    window = MainWindow(ctx.session, monitor_interval_ms=60000)  # its own: closed after
+    window.resize(1024, 700)
+    window.show()
+    ctx.settle()
+    window.open_palette()
+    window.command_palette.query.setText("run")
+    return window
+
+
 # -- other engineers' windows, driven through their public API ---------------------------
 
 @shot("run-dialog-finished")
