@@ -116,13 +116,19 @@ class DebuggerLayout(QMainWindow):
         self.action_step_out = self._action("Step out", "Shift+F11", Pixmap.SP_ArrowUp)
         self.action_restart = self._action("Restart", "Ctrl+Shift+F5", Pixmap.SP_BrowserReload)
         self.action_stop = self._action("Stop", "Shift+F5", Pixmap.SP_MediaStop)
-        self.action_breakpoint = self._action("Toggle breakpoint", "F9")
+        self.action_breakpoint = self._action("Breakpoint", "F9")
+        self.action_breakpoint.setToolTip("Toggle a breakpoint at the caret (F9)")
+        # The switches go on a row of their own: beside the stepping they would go off
+        # the end of a narrow window, into the toolbar's overflow menu.
+        self.addToolBarBreak()
+        self.options_toolbar = QToolBar("Options", self)
+        self.options_toolbar.setMovable(False)
+        self.addToolBar(self.options_toolbar)
         self.exception_switch = QCheckBox("Pause on uncaught exceptions", self)
         self.exception_switch.setToolTip("An exception leaving the job stops where it was "
                                          "thrown, with the names there, before the run fails.")
         self.exception_switch.setChecked(True)
-        self.toolbar.addSeparator()
-        self.toolbar.addWidget(self.exception_switch)
+        self.options_toolbar.addWidget(self.exception_switch)
         self._build_live_controls(live)
 
     def _build_live_controls(self, live: bool) -> None:
@@ -136,13 +142,10 @@ class DebuggerLayout(QMainWindow):
         self.pause_first_switch.setToolTip("Off: requests run on until a breakpoint.")
         self.pause_first_switch.setChecked(True)
         widgets = (self.open_page_button, self.copy_url_button, self.pause_first_switch)
-        if live:  # a row of its own: beside the stepping, it would go off the end
-            self.addToolBarBreak()
-            self.live_toolbar = QToolBar("Live page", self)
-            self.live_toolbar.setMovable(False)
-            self.addToolBar(self.live_toolbar)
+        if live:
+            self.options_toolbar.addSeparator()
             for widget in widgets:
-                self.live_toolbar.addWidget(widget)
+                self.options_toolbar.addWidget(widget)
         else:  # live-only controls: unplaced, they would float over the toolbar
             for widget in widgets:
                 widget.hide()
