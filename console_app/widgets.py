@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QAbstractItemModel, QEvent, QObject, QRect, QSize, QTimer
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QAbstractItemModel, QEvent, QObject, QRect, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemView,
     QApplication,
     QHBoxLayout,
@@ -22,8 +23,16 @@ from PySide6.QtWidgets import (
 
 from console_app.client.errors import describe_error
 
-__all__ = ["FIT_SIZE", "MessageBar", "RefreshWhileShown", "UrlNote", "anchor_window",
-           "fit_on_screen", "row_table"]
+__all__ = [
+    "FIT_SIZE",
+    "MessageBar",
+    "RefreshWhileShown",
+    "UrlNote",
+    "anchor_window",
+    "fit_on_screen",
+    "new_item_key",
+    "row_table",
+]
 
 
 def row_table(model: QAbstractItemModel, parent: QWidget | None = None) -> QTableView:
@@ -169,3 +178,15 @@ def fit_on_screen(window: QWidget, wanted: QSize, anchor: QWidget | None = None)
     top = min(max(box.top(), area.top()), area.bottom() - size.height() - 32)
     window.setScreen(screen)
     window.move(max(left, area.left()), max(top, area.top()))
+
+
+def new_item_key(page: QWidget, button: QAbstractButton) -> QAction:
+    """Ctrl+N clicks a page's "new" button while that page is the one shown (a hidden
+    page's shortcut does not fire), and the button's tooltip says so."""
+    action = QAction(button.text(), page)
+    action.setShortcut(QKeySequence("Ctrl+N"))
+    action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    action.triggered.connect(lambda _checked=False: button.click())
+    page.addAction(action)
+    button.setToolTip(f"{button.text()} (Ctrl+N)")
+    return action

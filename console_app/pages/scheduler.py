@@ -36,7 +36,7 @@ from console_app.models.schedules import LAST, WHEN, ScheduleTableModel
 from console_app.run.params import ParamsDialog
 from console_app.session import HubSession
 from console_app.tasks import Latest
-from console_app.widgets import MessageBar, RefreshWhileShown, row_table
+from console_app.widgets import MessageBar, RefreshWhileShown, new_item_key, row_table
 
 __all__ = ["SchedulerPage"]
 
@@ -79,6 +79,7 @@ class SchedulerPage(QWidget):
         self.scope_label = QLabel("All schedules")
         self.add_button = QPushButton("Add schedule…")
         self.add_button.clicked.connect(lambda: self.open_dialog(None))
+        new_item_key(self, self.add_button)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
         self.run_button = QPushButton("Run now")

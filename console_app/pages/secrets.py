@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -41,12 +41,15 @@ from console_app.client.secrets import (
 from console_app.models.secrets import SecretTableModel, changes_text, summary
 from console_app.session import HubSession
 from console_app.tasks import Latest
-from console_app.widgets import MessageBar, row_table
+from console_app.widgets import MessageBar, fit_on_screen, new_item_key, row_table
 
 __all__ = ["SecretDialog", "SecretsPage"]
 
 SENSITIVE = (Qt.InputMethodHint.ImhSensitiveData | Qt.InputMethodHint.ImhNoPredictiveText
              | Qt.InputMethodHint.ImhHiddenText)
+
+
+DIALOG_MIN_WIDTH = 420
 
 
 class SecretDialog(QDialog):
@@ -65,6 +68,9 @@ class SecretDialog(QDialog):
         self._saving = False
         self.setWindowTitle(self._title())
         self._build()
+        # Wide enough that a hint or refusal wraps onto lines instead of being cut off.
+        self.setMinimumWidth(DIALOG_MIN_WIDTH)
+        fit_on_screen(self, QSize(DIALOG_MIN_WIDTH + 40, 280))
         if existing is not None:
             self.name_edit.setText(existing.name)
             self.name_edit.setReadOnly(True)
@@ -256,6 +262,7 @@ class SecretsPage(QWidget):
         self.summary_label = QLabel("Secrets")
         self.new_button = QPushButton("New secret…")
         self.new_button.clicked.connect(lambda: self.open_dialog(None))
+        new_item_key(self, self.new_button)
         self.set_button = QPushButton("Replace value…")
         self.set_button.setMinimumWidth(self.set_button.sizeHint().width())  # either label fits
         self.set_button.clicked.connect(self._set_selected)

@@ -46,6 +46,7 @@ from console_app.shell.palette import (
 from console_app.shell.screens import ScreenOpener, ScreenSpec
 from console_app.shell.status_bar import HubStatusBar
 from console_app.tasks import TaskManager
+from console_app.widgets import fit_on_screen
 
 HEALTH_TIMEOUT_S = 5.0  # a hub slower than this to say "ok" counts as gone
 SEARCH_HOOKS = ("search", "search_edit")  # a page's search box, by attribute
@@ -69,7 +70,7 @@ class MainWindow(QMainWindow):
         self._built: dict[str, QWidget] = {}
         # The hub alone: the desktop adds the application's name ("… — WebJobs console").
         self.setWindowTitle(session.url)
-        self.resize(1200, 760)
+        fit_on_screen(self, QSize(1200, 760))  # at most 1024×700, on the screen in use
         self.connection_banner = Banner(closable=False)
         self.notice = Banner(closable=True)
         self.nav_list = QListWidget()
