@@ -456,3 +456,11 @@ class EditorWindow(QMainWindow):
         if answer == "save":
             self._close_after_save = True  # closes once the hub says it is saved
             self.save()
+
+
+def __getattr__(name: str) -> Any:
+    # The screenshot tool's screens for this window, imported only when it asks.
+    if name == "SCREENSHOTS":
+        from console_app.editor.shots import SCREENSHOTS
+        return SCREENSHOTS
+    raise AttributeError(name)

@@ -179,6 +179,7 @@ class CreateJobDialog(QDialog):
         why = name_problem(name, self._existing)
         # An empty name is not an error yet: the owner has not typed anything.
         self.problem.setText(why if why and name else "")
+        self.problem.setVisible(bool(why and name))
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(why is None)
         self.preview.setPlainText(self.template().body(name or "my_job"))
 

@@ -136,11 +136,12 @@ class ParamsPanel(QWidget):
         layout.addWidget(self.problem)
         layout.addWidget(self.origin)
         self._valid = True
+        self._filled = ""   # the text set_params put there, which ``origin`` describes
         self.editor.textChanged.connect(self._check)
 
     def set_params(self, params: dict[str, Any], origin: str = "") -> None:
-        self.editor.setPlainText(json.dumps(params, indent=2, ensure_ascii=False)
-                                 if params else "")
+        self._filled = json.dumps(params, indent=2, ensure_ascii=False) if params else ""
+        self.editor.setPlainText(self._filled)
         self.origin.setText(origin)
 
     def params(self) -> dict[str, Any] | None:
@@ -150,8 +151,11 @@ class ParamsPanel(QWidget):
         return not self.editor.toPlainText().strip()
 
     def _check(self) -> None:
-        value, why = parse_params(self.editor.toPlainText())
+        text = self.editor.toPlainText()
+        value, why = parse_params(text)
         self.problem.setText(why)
+        if text != self._filled:  # edited: where the values came from no longer holds
+            self.origin.setText("")
         valid = value is not None
         if valid != self._valid:
             self._valid = valid
