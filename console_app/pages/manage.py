@@ -48,7 +48,7 @@ from console_app.models.jobs import (
     JobsModel,
 )
 from console_app.pages.deleted_jobs import DeletedJobsDialog
-from console_app.pages.manage_parts import Asker, BadgeDelegate, new_job_template
+from console_app.pages.manage_parts import Asker, BadgeDelegate
 from console_app.run.dialog import RunDialog
 from console_app.run.params import remember_params, remembered_params
 from console_app.session import HubSession
@@ -195,6 +195,9 @@ class ManagePage(QWidget):
     def job(self, name: str) -> JobInfo | None:
         row = self.model.row_of(name)
         return self.model.job_at(row)
+
+    def job_names(self) -> list[str]:
+        return [job.name for job in self.model.state.jobs]
 
     def _update_buttons(self) -> None:
         self.run_button.setEnabled(bool(self.current_name()))
@@ -361,9 +364,10 @@ class ManagePage(QWidget):
     # -- the toolbar ---------------------------------------------------------------------
 
     def create_job(self) -> None:
-        name = self.asker.new_name(self)
-        if not name:
+        new = self.asker.new_job(self.job_names(), self)
+        if new is None:
             return
+        name = new.name
         if self.job(name) is not None:
             self.show_message(f"A job named {name} exists already", error=True)
             return
@@ -372,8 +376,9 @@ class ManagePage(QWidget):
             self._done(f"Created {name}")
             self.session.nav.sig_open_editor.emit(name)
 
+        # baseVersion 0: a new job, so a job of that name saved meanwhile is not replaced.
         self.session.tasks.run(
-            lambda: api.save(self.session.conn, name, new_job_template(name)), created,
+            lambda: api.save(self.session.conn, name, new.code, base_version=0), created,
             lambda exc: self.show_failure(exc, f"Creating {name}"))
 
     def upload_job(self) -> None:

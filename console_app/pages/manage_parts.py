@@ -4,7 +4,7 @@ injectable ways the page asks the owner things (so tests can answer them)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +12,6 @@ from PySide6.QtCore import QRect, QSize, Qt, QUrl
 from PySide6.QtGui import QColor, QDesktopServices, QPainter
 from PySide6.QtWidgets import (
     QFileDialog,
-    QInputDialog,
     QMessageBox,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -21,16 +20,12 @@ from PySide6.QtWidgets import (
 
 from console_app.models.jobs import BADGES_ROLE, Badge
 from console_app.models.rows import Index
+from console_app.pages.create_dialog import NewJob, ask_new_job
 from console_app.run.params import ParamsDialog
 
 BADGE_COLOURS = {"public": "#1e88e5", "page": "#8e24aa", "extended": "#ef6c00",
                  "scheduled": "#2e7d32", "schedule-off": "#9e9e9e", "key": "#6d4c41"}
 BADGE_PAD, BADGE_GAP = 6, 4
-
-
-def new_job_template(name: str) -> str:
-    return (f"/*\nName: {name}\nDescription: \nAccess: owner\nRuntime: 10000\n*/\n"
-            f"console.log('{name} started', params)\nreturn {{ ok: true }}\n")
 
 
 class BadgeDelegate(QStyledItemDelegate):
@@ -91,12 +86,6 @@ def _pick_file(title: str, parent: QWidget | None) -> str | None:
     return path or None
 
 
-def _ask_name(parent: QWidget | None) -> str | None:
-    text, ok = QInputDialog.getText(parent, "Create a job",
-                                    "Name (letters, digits, _ and -):")
-    return text.strip() if ok and text.strip() else None
-
-
 def _running_as_root() -> bool:
     # Browsers refuse to start as root and xdg-open still reports success: the
     # console cannot tell that nothing opened, so it says where to go instead.
@@ -111,6 +100,7 @@ class Asker:
         _ask_params
     confirm: Callable[[str, str, QWidget | None], bool] = _confirm
     pick_file: Callable[[str, QWidget | None], str | None] = _pick_file
-    new_name: Callable[[QWidget | None], str | None] = _ask_name
+    # The Create dialog: a name checked as typed and a template (None: cancelled).
+    new_job: Callable[[Collection[str], QWidget | None], NewJob | None] = ask_new_job
     open_url: Callable[[QUrl], bool] = field(default=QDesktopServices.openUrl)
     as_root: Callable[[], bool] = _running_as_root

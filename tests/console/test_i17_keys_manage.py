@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from console_app.client import jobs as api
 from console_app.client.connection import HubConnection
+from console_app.pages.create_dialog import TEMPLATES, NewJob
 from console_app.pages.manage import ManagePage
 from console_app.pages.manage_parts import Asker
 from console_app.session import HubSession
@@ -28,6 +29,11 @@ from console_app.tasks import TaskManager
 pytestmark = pytest.mark.usefixtures("private_settings")
 
 Ctrl = Qt.KeyboardModifier.ControlModifier
+
+
+def new_job(name: str | None) -> NewJob | None:
+    """What the Create dialog answers when the owner types ``name`` (None: cancelled)."""
+    return NewJob(name, TEMPLATES[0].body(name)) if name else None
 
 
 class Answers:
@@ -44,7 +50,7 @@ class Answers:
 
     def asker(self) -> Asker:
         return Asker(params=lambda _n, _last, _p: None, confirm=self._confirm,
-                     pick_file=lambda _t, _p: None, new_name=lambda _p: self.name,
+                     pick_file=lambda _t, _p: None, new_job=lambda _names, _p: new_job(self.name),
                      open_url=lambda _url: True)
 
 

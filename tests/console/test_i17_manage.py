@@ -15,9 +15,10 @@ from pytestqt.qtbot import QtBot
 
 from console_app.client import jobs as api
 from console_app.client.connection import HubConnection
+from console_app.pages.create_dialog import TEMPLATES
 from console_app.pages.deleted_jobs import DeletedJobsDialog
 from console_app.pages.manage import ManagePage
-from console_app.pages.manage_parts import Asker, new_job_template
+from console_app.pages.manage_parts import Asker
 from console_app.session import HubSession
 from console_app.shell.connecting import read_info
 from console_app.shell.main_window import MainWindow
@@ -54,7 +55,7 @@ def test_the_status_bar_counts_the_list(qtbot: QtBot, window: MainWindow,
     assert counted(window, manage)
     name = f"i17m_{uuid.uuid4().hex[:8]}"
     upload = tmp_path / f"{name}.job.js"
-    upload.write_text(new_job_template(name))
+    upload.write_text(TEMPLATES[0].body(name))
     manage.asker = Asker(pick_file=lambda _t, _p: str(upload), confirm=lambda *_a: True)
     before = manage.model.rowCount()
     manage.upload_job()
@@ -66,7 +67,7 @@ def test_the_status_bar_counts_the_list(qtbot: QtBot, window: MainWindow,
     assert counted(window, manage)
 
     behind = f"i17m_{uuid.uuid4().hex[:8]}"  # saved by someone else: F5 shows it
-    api.save(connection, behind, new_job_template(behind))
+    api.save(connection, behind, TEMPLATES[0].body(behind))
     with qtbot.waitSignal(manage.sig_loaded, timeout=10000):
         window.refresh_current()
     assert manage.model.rowCount() == before + 1 and counted(window, manage)
@@ -104,8 +105,8 @@ def test_deleted_jobs_are_listed_and_restored(qtbot: QtBot, window: MainWindow,
                                               connection: HubConnection) -> None:
     manage = loaded_manage(qtbot, window)
     name = f"i17d_{uuid.uuid4().hex[:8]}"
-    api.save(connection, name, new_job_template(name))
-    api.save(connection, name, new_job_template(name).replace("ok: true", "ok: 'second'"))
+    api.save(connection, name, TEMPLATES[0].body(name))
+    api.save(connection, name, TEMPLATES[0].body(name).replace("ok: true", "ok: 'second'"))
     api.delete(connection, name)
     dialog = manage.show_deleted()
     assert isinstance(dialog, DeletedJobsDialog)
@@ -120,9 +121,9 @@ def test_deleted_jobs_are_listed_and_restored(qtbot: QtBot, window: MainWindow,
     qtbot.waitUntil(lambda: manage.job(name) is not None, timeout=10000)  # the list knows
     qtbot.waitUntil(lambda: not dialog.select(name), timeout=10000)
     assert f"Restored {name}" in dialog.message.text() and counted(window, manage)
-    api.save(connection, name, new_job_template(name))
+    api.save(connection, name, TEMPLATES[0].body(name))
     api.delete(connection, name)
-    api.save(connection, name, new_job_template(name))  # a new job took the name meanwhile
+    api.save(connection, name, TEMPLATES[0].body(name))  # a new job took the name meanwhile
     with qtbot.waitSignal(dialog.sig_loaded, timeout=10000):
         dialog.refresh()
     assert not dialog.select(name)  # the hub lists only names no job has now

@@ -14,8 +14,9 @@ from pytestqt.qtbot import QtBot
 from console_app.client import jobs as api
 from console_app.client.connection import HubConnection
 from console_app.models.jobs import BADGES_ROLE, COL_BADGES, COL_NOW, NAME_ROLE
+from console_app.pages.create_dialog import TEMPLATES, NewJob
 from console_app.pages.manage import ManagePage
-from console_app.pages.manage_parts import Asker, new_job_template
+from console_app.pages.manage_parts import Asker
 from console_app.run.dialog import RunDialog
 from console_app.run.params import remembered_params
 from console_app.session import HubSession
@@ -25,6 +26,11 @@ from tests.console.conftest import CONSOLE_JOBS, ended_runs, wait_recorded
 from tests.hub.conftest import REPO
 
 pytestmark = pytest.mark.usefixtures("private_settings")
+
+
+def new_job(name: str | None) -> NewJob | None:
+    """What the Create dialog answers when the owner types ``name`` (None: cancelled)."""
+    return NewJob(name, TEMPLATES[0].body(name)) if name else None
 
 
 class Answers:
@@ -40,7 +46,8 @@ class Answers:
     def asker(self) -> Asker:
         return Asker(params=lambda _n, _last, _p: self.params,
                      confirm=lambda _t, _x, _p: self.confirm,
-                     pick_file=lambda _t, _p: self.file, new_name=lambda _p: self.name,
+                     pick_file=lambda _t, _p: self.file,
+                     new_job=lambda _names, _p: new_job(self.name),
                      open_url=lambda url: self.opened.append(url) or True)
 
 
@@ -194,7 +201,7 @@ def test_create_upload_versions_and_delete(qtbot: QtBot, page: ManagePage,
     assert opened.args == [name] and "Name: " + name in api.code(connection, name)
     qtbot.waitUntil(lambda: name in _shown(page), timeout=10000)
     upload = tmp_path / f"{name}.job.js"
-    upload.write_text(new_job_template(name).replace("ok: true", "ok: 'uploaded'"))
+    upload.write_text(TEMPLATES[0].body(name).replace("ok: true", "ok: 'uploaded'"))
     answers.file = str(upload)
     with qtbot.waitSignal(page.sig_message, timeout=10000) as note:
         page.upload_job()
