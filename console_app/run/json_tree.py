@@ -45,9 +45,9 @@ class JsonNode:
 
     def summary(self) -> str:
         if isinstance(self.value, dict):
-            return f"{{{len(self.value)} keys}}"
+            return f"{{{_count(len(self.value), 'key')}}}"
         if isinstance(self.value, list):
-            return f"[{len(self.value)} items]"
+            return f"[{_count(len(self.value), 'item')}]"
         return json.dumps(self.value, ensure_ascii=False)
 
 
@@ -117,3 +117,7 @@ class JsonTreeModel(QAbstractItemModel):
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return (node.key, node.summary(), node.kind)[index.column()]
         return None
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -12,7 +12,7 @@ from console_app.client import jobs as api
 from console_app.client.connection import HubConnection
 from console_app.run.console import LEVEL_ROLE, ConsoleModel
 from console_app.run.dialog import RunDialog, pick_run
-from console_app.run.json_tree import VALUE_ROLE, JsonTreeModel
+from console_app.run.json_tree import VALUE_ROLE, JsonTreeModel, build_tree
 from console_app.run.params import (
     ParamsDialog,
     parse_params,
@@ -185,3 +185,9 @@ def test_params_dialog_and_memory(qtbot: QtBot, private_settings: Path) -> None:
     assert remembered_params("http://hub", "report") == {"department": 2}
     assert remembered_params("http://other", "report") == {}
     assert list(private_settings.rglob("*.ini"))
+
+
+def test_one_key_and_one_item_are_singular() -> None:
+    assert build_tree({"ok": True}, "r", None).summary() == "{1 key}"
+    assert build_tree([1], "r", None).summary() == "[1 item]"
+    assert build_tree({}, "r", None).summary() == "{0 keys}"
