@@ -32,6 +32,7 @@ __all__ = [
     "fit_on_screen",
     "new_item_key",
     "row_table",
+    "run_key",
 ]
 
 
@@ -181,12 +182,22 @@ def fit_on_screen(window: QWidget, wanted: QSize, anchor: QWidget | None = None)
 
 
 def new_item_key(page: QWidget, button: QAbstractButton) -> QAction:
-    """Ctrl+N clicks a page's "new" button while that page is the one shown (a hidden
-    page's shortcut does not fire), and the button's tooltip says so."""
+    """Ctrl+N clicks a page's "new" button while that page is the one shown."""
+    return _button_key(page, button, "Ctrl+N")
+
+
+def run_key(page: QWidget, button: QAbstractButton) -> QAction:
+    """F5 clicks a page's run button while that page is the one shown: F5 runs, in every
+    window that runs something (the editor, Manage, the Scheduler)."""
+    return _button_key(page, button, "F5")
+
+
+def _button_key(page: QWidget, button: QAbstractButton, key: str) -> QAction:
+    # A hidden page's shortcut does not fire, so only the page shown answers the key.
     action = QAction(button.text(), page)
-    action.setShortcut(QKeySequence("Ctrl+N"))
+    action.setShortcut(QKeySequence(key))
     action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
     action.triggered.connect(lambda _checked=False: button.click())
     page.addAction(action)
-    button.setToolTip(f"{button.text()} (Ctrl+N)")
+    button.setToolTip(f"{button.text()} ({key})")
     return action

@@ -36,7 +36,7 @@ from console_app.models.schedules import LAST, WHEN, ScheduleTableModel
 from console_app.run.params import ParamsDialog
 from console_app.session import HubSession
 from console_app.tasks import Latest
-from console_app.widgets import MessageBar, RefreshWhileShown, new_item_key, row_table
+from console_app.widgets import MessageBar, RefreshWhileShown, new_item_key, row_table, run_key
 
 __all__ = ["SchedulerPage"]
 
@@ -84,6 +84,7 @@ class SchedulerPage(QWidget):
         self.refresh_button.clicked.connect(self.refresh)
         self.run_button = QPushButton("Run now")
         self.run_button.clicked.connect(lambda: self._with_selected(self.run_now))
+        run_key(self, self.run_button)
         self.menu = QMenu(self)
         self.menu_actions = {
             "history": self.menu.addAction("History", lambda: self._with_selected(

@@ -75,7 +75,7 @@ def install_job_keys(page: ManagePage) -> QMenu:
     view.customContextMenuRequested.disconnect()
     view.customContextMenuRequested.connect(
         lambda pos: page.run_menu.popup(view.viewport().mapToGlobal(pos)))
-    run = _page_action(page, "Run", Key(("Ctrl+Return", "Ctrl+Enter"), "run"),
+    run = _page_action(page, "Run", Key(("F5", "Ctrl+Return", "Ctrl+Enter"), "run"),
                        lambda: page.run_job(page.current_name()))
     menu = QMenu("&Job", page)
     menu.addAction(run)
@@ -99,7 +99,7 @@ def _dress_toolbar(page: ManagePage, actions: dict[str, QAction]) -> None:
             continue
         button.setIcon(icon(name))
         if button.text() == "Refresh":
-            button.setToolTip("Refresh the list (F5)")  # the window's F5 refreshes a page
+            button.setToolTip("Refresh the list (Ctrl+R)")  # the window's Ctrl+R
         action = actions.get(button.text())
         if action is not None and not action.shortcut().isEmpty():
             keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)

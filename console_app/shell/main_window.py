@@ -3,7 +3,7 @@ the status bar below. Pages are built on first visit, from a registry of factori
 (:mod:`console_app.shell.pages`); other windows open through :class:`ScreenOpener`.
 
 Pages may offer these hooks, called when present:
-``refresh()`` (F5, and after the hub comes back), ``set_filters(dict)`` on History
+``refresh()`` (Ctrl+R, and after the hub comes back), ``set_filters(dict)`` on History
 (``Navigator.sig_open_history``) and ``set_job_filter(str)`` on Scheduler
 (``Navigator.sig_open_schedules``); and these attributes: ``page_menu`` (a QMenu shown
 in the menu bar while the page is, e.g. Manage's *Job* menu) and ``search`` or
@@ -126,7 +126,8 @@ class MainWindow(QMainWindow):
         hub_menu = self.menuBar().addMenu("&Hub")
         self._action(hub_menu, "&Switch hub…", "Ctrl+Shift+O", self.sig_switch_hub.emit,
                      "switch")
-        self._action(hub_menu, "&Refresh page", "F5", self.refresh_current, "refresh")
+        # Ctrl+R, as in a browser: F5 runs, in every window that runs something.
+        self._action(hub_menu, "&Refresh page", "Ctrl+R", self.refresh_current, "refresh")
         hub_menu.addSeparator()
         self._action(hub_menu, "&Quit", "Ctrl+Q", self.close, "quit")
         go_menu = self.menuBar().addMenu("&Go")

@@ -221,6 +221,9 @@ def test_the_job_menu_and_the_run_menu_by_keyboard(qtbot: QtBot, window: MainWin
     with qtbot.waitSignal(nav.sig_run_job, timeout=3000) as run:
         qtbot.keyClick(page.view, Qt.Key.Key_Return, Ctrl)
     assert run.args[0] == "report"
+    with qtbot.waitSignal(nav.sig_run_job, timeout=3000) as run:
+        qtbot.keyClick(page.view, Qt.Key.Key_F5)  # F5 runs, as in the editor
+    assert run.args[0] == "report"
 
 
 def _keys(menu: QMenu) -> dict[str, str]:
@@ -234,7 +237,7 @@ def test_shortcuts_are_shown_in_the_menus(window: MainWindow) -> None:
         "Debug…": "Ctrl+D", "Edit code": "Return", "History": "Ctrl+H", "Versions": "",
         "Delete": "Del"}
     job_keys = _keys(page.page_menu)
-    assert job_keys["Run"] == "Ctrl+Return" and job_keys["New job…"] == "Ctrl+N"
+    assert job_keys["Run"] == "F5" and job_keys["New job…"] == "Ctrl+N"
     bar = {a.text(): a.menu() for a in window.menuBar().actions()}
     assert list(bar) == ["&Hub", "&Go", "&Job"] and bar["&Job"] is page.page_menu
     go = bar["&Go"]
