@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import json
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -65,6 +67,26 @@ def _failure(detail: RunDetail) -> str:
     return f"{code}{run.message or 'no message'}{limit}"
 
 
+# How the hub names the job's line in a failure: "… (line 12)", "at line 12".
+_LINE = re.compile(r"\bline (\d{1,7})\b")
+
+
+def failure_line(text: str) -> int | None:
+    """The job line a failure names, if it names one."""
+    found = _LINE.search(text)
+    return int(found.group(1)) if found else None
+
+
+def _failure_html(text: str) -> str:
+    """The failure as rich text, its line a link that opens the editor there."""
+    found = _LINE.search(text)
+    if found is None:
+        return html.escape(text)
+    return (html.escape(text[:found.start()])
+            + f'<a href="line:{found.group(1)}">{html.escape(found.group(0))}</a>'
+            + html.escape(text[found.end():]))
+
+
 def _console_note(detail: RunDetail) -> str:
     count = len(detail.logs)
     if count == 0:
@@ -76,6 +98,7 @@ def _console_note(detail: RunDetail) -> str:
 class RunView(QWidget):
     sig_run_again = Signal(str, dict)   # job name, parameters
     sig_debug = Signal(str)             # run id
+    sig_open_line = Signal(str, int)    # job name, the line its failure names
 
     def __init__(self, parent: QWidget | None = None,
                  ask_masked_values: AskMasked | None = None) -> None:
@@ -94,6 +117,8 @@ class RunView(QWidget):
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.failure_label = QLabel()
         self.failure_label.setWordWrap(True)
+        self.failure_label.setTextFormat(Qt.TextFormat.RichText)
+        self.failure_label.linkActivated.connect(self._line_clicked)
         self.failure_label.setStyleSheet("color:#c62828;font-weight:bold;")
         self.params_label = QLabel()
         self.params_label.setWordWrap(True)
@@ -138,6 +163,10 @@ class RunView(QWidget):
         layout.addLayout(controls)
         layout.addWidget(split, 1)
 
+    def _line_clicked(self, link: str) -> None:
+        if self.detail is not None and link.startswith("line:"):
+            self.sig_open_line.emit(self.detail.summary.job_name, int(link[5:]))
+
     def show_run(self, detail: RunDetail | None) -> None:
         """Show ``detail`` and replay its console (paced if the box is ticked)."""
         self.detail = detail
@@ -153,8 +182,8 @@ class RunView(QWidget):
             self.result_edit.clear()
             return
         self.facts.setText(_facts(detail))
-        self.failure_label.setText(_failure(detail))
-        self.failure_label.setVisible(bool(self.failure_label.text()))
+        self.failure_label.setText(_failure_html(_failure(detail)))
+        self.failure_label.setVisible(bool(_failure(detail)))
         params = json.dumps(detail.summary.params, ensure_ascii=False)
         self.params_label.setText(f"Parameters: {params}")
         self.result_edit.setPlainText(result_text(detail))

@@ -39,6 +39,7 @@ from console_app.client.history import (
 from console_app.history.run_view import RunView
 from console_app.models.history import HistoryState, RunTableModel
 from console_app.session import HubSession
+from console_app.shell.screens import open_editor_at
 from console_app.tasks import Latest
 from console_app.widgets import MessageBar, row_table
 
@@ -98,6 +99,8 @@ class HistoryPage(QWidget):
         self._build()
         self.run_view.sig_run_again.connect(session.nav.sig_run_job.emit)
         self.run_view.sig_debug.connect(session.nav.sig_replay_run.emit)
+        self.run_view.sig_open_line.connect(
+            lambda job, line: open_editor_at(session, job, line))
 
     # -- building ----------------------------------------------------------------------
 
