@@ -36,6 +36,7 @@ from console_app.client.jobs import RunningRun
 from console_app.run.console import ConsoleModel
 from console_app.run.result import ResultView, SavePicker
 from console_app.session import HubSession
+from console_app.shell.screens import open_editor_at
 from console_app.tasks import Latest
 from console_app.widgets import fit_on_screen
 from shared.errors import WebJobsError, error_class_for
@@ -116,7 +117,11 @@ class RunDialog(QDialog):
         self.ref_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.failure_label = QLabel()
         self.failure_label.setWordWrap(True)
-        self.failure_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.failure_label.setTextFormat(Qt.TextFormat.RichText)
+        self.failure_label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.failure_label.linkActivated.connect(self._line_clicked)
         self.failure_label.setStyleSheet("color: #e53935")
         self.failure_label.hide()
         self._lay_out()
@@ -239,6 +244,10 @@ class RunDialog(QDialog):
         self._set_status("success")
         self.sig_finished.emit("success")
 
+    def _line_clicked(self, link: str) -> None:
+        if link.startswith("line:") and self.name:
+            open_editor_at(self.session, self.name, int(link[5:]))
+
     def _show_failure(self, failure: Failure) -> None:
         self.failure = failure
         self._elapsed.stop()
@@ -253,7 +262,12 @@ class RunDialog(QDialog):
             column = f", column {failure.column}" if failure.column else ""
             where = f" (line {failure.line}{column})"
         limit = f" · limit: {failure.limit}" if failure.limit else ""
-        self.failure_label.setText(f"{failure.code}: {message}{where}{limit}")
+        text = html.escape(f"{failure.code}: {message}")
+        if where and self.name and self.source is None:  # a saved job: its line is a link
+            where = f' (<a href="line:{failure.line}">{html.escape(where.strip(" ()"))}</a>)'
+        else:
+            where = html.escape(where)
+        self.failure_label.setText(f"{text}{where}{html.escape(limit)}")
         self.failure_label.show()
         outcome = "stopped" if self._stop_requested else "failed"
         self._set_status(outcome)

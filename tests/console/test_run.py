@@ -63,7 +63,8 @@ def test_a_failing_job_shows_code_and_message(qtbot: QtBot, session: HubSession)
     dialog = _run(qtbot, session, "public_fail")
     assert dialog.status == "failed" and dialog.failure is not None
     text = dialog.failure_label.text()
-    assert text.startswith("JOB-001: ") and "public failure" in text and "line 1" in text
+    assert text.startswith("JOB-001: ") and "public failure" in text
+    assert '<a href="line:1">line 1' in text  # a link that opens the editor there
     assert dialog.http_label.text() == "500" and dialog.ref_label.text().startswith("ref ")
     assert dialog.result_view is None and dialog.again_button.isEnabled()
 
