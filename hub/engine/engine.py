@@ -70,6 +70,9 @@ class _ActiveRun:
         self.handed = False  # the worker has the run (it gets ready again by itself)
         self.console_used = 0  # characters, plus _LINE_COST a line
         self.started = time.monotonic()
+        # The clock the job's console lines are timed on (epoch ms; see _spec): the
+        # hub's own lines use it too, so the console reads in order.
+        self.clock_origin_ms = int(time.time() * 1000)
         self.logs: list[LogLine] = []
         # Settles with (meta, body, cpu_ms), or with the JobError that ended the run.
         self.finished: asyncio.Future[tuple[dict[str, Any], bytes, int] | JobError] = (
@@ -87,7 +90,7 @@ class _ActiveRun:
     def host_note(self, level: str, message: str) -> None:
         """A console line written by the host on the job's behalf (an http call...)."""
         if not self.finished.done():
-            self._log(LogLine(level, message, self._elapsed_ms()))
+            self._log(LogLine(level, message, self._console_ms()))
 
     def _log(self, line: LogLine) -> None:
         # The one way into a run's console (live readers, history, the page drawer,
@@ -286,7 +289,10 @@ class _ActiveRun:
                 "entropy": base64.b64encode(os.urandom(32)).decode(),
                 "secrets": {"names": list(self.req.secret_names),
                             "values": dict(self.req.secrets)},
-                "caps": self.caps.as_message()}
+                "caps": self.caps.as_message(), "clockOrigin": self.clock_origin_ms}
+
+    def _console_ms(self) -> int:
+        return max(0, int(time.time() * 1000 - self.clock_origin_ms))
 
     def _elapsed_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)

@@ -98,11 +98,16 @@ def test_a_failing_watchdog_stops_its_run(small: EngineHarness,
 def test_a_caller_cancelled_while_waiting_for_a_worker(small: EngineHarness) -> None:
     async def cancel_while_waiting() -> None:
         pool = small.engine.pool
-        for worker in list(pool._idle):
-            worker.kill()  # both workers are now starting again
+        while pool._starting:  # a process still starting could not be killed below
+            await asyncio.sleep(0.005)
+        for worker in list(pool._all):
+            worker.kill()  # every worker is now starting again
         task = asyncio.ensure_future(small.engine.run(small.request("return 1")))
-        while not pool._waiters:
-            await asyncio.sleep(0)
+        for _ in range(2000):  # bounded: the run waits within a few loop turns
+            if pool._waiters or task.done():
+                break
+            await asyncio.sleep(0.001)
+        assert pool._waiters and not task.done(), "the run never waited for a worker"
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -248,6 +248,30 @@ def test_a_recorded_failure_replays_to_the_same_error_without_the_database(
         hub.stop()
 
 
+ORDERED = ("/*\nAccess: owner\n*/\nfor (let i = 0; i < 10; i++) {\n"
+           "  console.log('before', i)\n  await db.exec('SELECT 1 AS x')\n"
+           "  console.log('after', i)\n}\nreturn 1")
+
+
+def test_a_replays_notes_are_timed_on_the_jobs_clock(hub: HubProcess) -> None:
+    """The hub's line for each replayed answer sits, by its time, between the job's
+    lines around it: both are timed from when the hub took the run (the hub's clock
+    used to start milliseconds before the job's, so its notes came out of order)."""
+    from tests.hub.test_history_api import eventually
+
+    with hub.client(headers={**AUTH, "Accept": "application/json"}) as client:
+        job_id = client.post(f"{API}/save", json={"name": "ordered", "code": ORDERED}
+                             ).raise_for_status() and client.get(f"{API}/ordered"
+                                                                 ).headers["x-job-id"]
+        assert eventually(lambda: client.get(f"{API}/{job_id}/output").status_code == 200)
+    run = DebugRun(hub, "replay/" + job_id, {"stepFromStart": False})
+    logs = []
+    while (event := run.next("log", "result", "meta")).get("type") == "log":
+        logs.append((event["t"], event["message"]))
+    assert len(logs) == 30 and sum("replay:" in m for _, m in logs) == 10, logs
+    assert [t for t, _ in logs] == sorted(t for t, _ in logs), logs
+
+
 PAGE_JOB = "/*\nMode: page\nAccess: public\n*/\nconst shown = 'page'\nreturn response.html(shown)"
 
 

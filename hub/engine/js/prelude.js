@@ -557,7 +557,14 @@
     delete G.__webjob_wake;
     wake = typeof w === 'function' ? w : null;
     live = !!s.live && wake !== null;  // without it, lines leave with the outcome
-    runStart = lastFlush = now();
+    // The console is timed from when the hub took the run (spec.clockOrigin, epoch ms),
+    // the clock the hub's own lines (an http() call, a replayed answer) are timed on;
+    // a worker's clock that disagrees by seconds keeps its own start instead.
+    const started = now(), origin = s.clockOrigin;
+    delete s.clockOrigin;
+    const fromHub = typeof origin === 'number' && origin <= started && started - origin < 5000;
+    runStart = fromHub ? origin : started;
+    lastFlush = started;
     signKeyB64 = StringC(s.signKey || '');
     delete s.signKey;
     const entropy = typeof s.entropy === 'string' ? bytes.base64Decode(s.entropy) : null;
