@@ -25,6 +25,7 @@ from console_app.client import jobs
 from console_app.client.connection import CancelToken
 from console_app.client.errors import describe_error
 from console_app.run.console import ConsoleModel
+from console_app.run.failure_text import failure_html
 from console_app.run.result import ResultView
 from console_app.session import HubSession
 from console_app.tasks import Latest
@@ -173,11 +174,7 @@ class RunPane(QWidget):
         self._elapsed.stop()
         if failure.runtime is not None:
             self.runtime_label.setText(f"{failure.runtime} ms")
-        message, where = failure.error, ""
-        if failure.line:  # said once, as a link to the line
-            message = message.removesuffix(f" (line {failure.line})")
-            where = f' (<a href="line:{failure.line}">line {failure.line}</a>)'
-        self.failure_label.setText(f"{_escape(failure.code)}: {_escape(message)}{where}")
+        self.failure_label.setText(failure_html(failure, linked=True))
         self.failure_label.show()
         self._set_status("failed")
         self.sig_finished.emit("failed")

@@ -34,6 +34,7 @@ from console_app.client.connection import CancelToken
 from console_app.client.errors import describe_error
 from console_app.client.jobs import RunningRun
 from console_app.run.console import ConsoleModel
+from console_app.run.failure_text import failure_html
 from console_app.run.result import ResultView, SavePicker
 from console_app.session import HubSession
 from console_app.shell.screens import open_editor_at
@@ -256,18 +257,9 @@ class RunDialog(QDialog):
         cls = error_class_for(failure.code)
         self.http_label.setText("—" if cls is WebJobsError else str(cls.http_status))
         self.ref_label.setText(f"ref {failure.ref}" if failure.ref else "")
-        message, where = failure.error, ""
-        if failure.line:  # the hub's message may end with "(line N)": say it once, fully
-            message = message.removesuffix(f" (line {failure.line})")
-            column = f", column {failure.column}" if failure.column else ""
-            where = f" (line {failure.line}{column})"
-        limit = f" · limit: {failure.limit}" if failure.limit else ""
-        text = html.escape(f"{failure.code}: {message}")
-        if where and self.name and self.source is None:  # a saved job: its line is a link
-            where = f' (<a href="line:{failure.line}">{html.escape(where.strip(" ()"))}</a>)'
-        else:
-            where = html.escape(where)
-        self.failure_label.setText(f"{text}{where}{html.escape(limit)}")
+        # A saved job's line is a link that opens its editor there.
+        linked = bool(self.name) and self.source is None
+        self.failure_label.setText(failure_html(failure, linked))
         self.failure_label.show()
         outcome = "stopped" if self._stop_requested else "failed"
         self._set_status(outcome)
