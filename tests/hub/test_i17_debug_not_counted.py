@@ -4,26 +4,16 @@ failures, success rate, last run) and of /metrics."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from tests.hub.conftest import AUTH, HubProcess
+from tests.hub.test_history_api import eventually
 
 API = "/api/webjobs"
 PROBE = "let x = 1\nx = 2\nreturn x"
-
-
-def eventually(check: Callable[[], Any], timeout: float = 15.0) -> Any:
-    """Poll the hub from outside its process (there is no event to await)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
 
 
 def stopped_debug_run(c: httpx.Client) -> None:
