@@ -139,6 +139,10 @@ def send(client: httpx.Client, method: str, path: str, content: bytes = b"",
         response = client.request(method, path, content=content, headers=headers)
     except httpx.TransportError as exc:
         return Answer(0, {}, repr(exc).encode(), sent)
+    finally:
+        # A job's answer may set any cookie; kept, a non-ASCII one would make httpx
+        # fail the client's next request before it is sent.
+        client.cookies.clear()
     return Answer.of(response, sent)
 
 
