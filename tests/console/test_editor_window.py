@@ -3,7 +3,6 @@ error marked at its line, Debug's parameters, Versions, and closing with changes
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -15,22 +14,16 @@ from console_app.editor_window import DEBUG_BREAKPOINTS_KEY, DEBUG_CODE_KEY, Edi
 from console_app.session import HubSession
 from console_app.tasks import TaskManager
 from shared.header import Limits
+from tests.console.editing import saved_job, type_text
 
 pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture
 def job(connection: HubConnection) -> Iterator[str]:
-    name = f"edited_{uuid.uuid4().hex[:6]}"
-    api.save(connection, name, "console.log('v1')\nreturn 1\n")
-    yield name
-    api.delete(connection, name)
+    with saved_job(connection, "edited", "console.log('v1')\nreturn 1\n") as name:
+        yield name
 
-
-def _type(window: EditorWindow, text: str) -> None:
-    """Replace the text as typing would (``set_text`` loads text as saved)."""
-    window.editor.sci.selectAll()
-    window.editor.sci.replaceSel(text)
 
 
 def _window(qtbot: QtBot, connection: HubConnection, tasks: TaskManager, name: str,
@@ -48,7 +41,7 @@ def test_edit_save_run(qtbot: QtBot, connection: HubConnection, tasks: TaskManag
     window = _window(qtbot, connection, tasks, job)
     assert window.editor.text().startswith("console.log('v1')")
     assert not window.editor.is_modified()
-    _type(window, "console.log('v2')\nreturn 2\n")
+    type_text(window, "console.log('v2')\nreturn 2\n")
     assert window.editor.is_modified() and "•" in window.windowTitle()
     run = window.run()  # F5 runs the unsaved text
     with qtbot.waitSignal(run.sig_finished, timeout=15000):
@@ -77,7 +70,7 @@ def test_editor_gets_the_hubs_modules_and_maxima(qtbot: QtBot, connection: HubCo
     found = editor.completion_at_caret()
     assert found is not None and "date-fns" in found.items
     assert editor.sci.autoCActive()
-    _type(window, "/*\nMemory: 4096\n*/\nreturn 1\n")
+    type_text(window, "/*\nMemory: 4096\n*/\nreturn 1\n")
     problems = editor.check_header_now()
     assert [p.line for p in problems] == [2] and "maximum 2048" in problems[0].message
 
@@ -85,13 +78,13 @@ def test_editor_gets_the_hubs_modules_and_maxima(qtbot: QtBot, connection: HubCo
 def test_syntax_error_is_marked_at_its_line(qtbot: QtBot, connection: HubConnection,
                                             tasks: TaskManager, job: str) -> None:
     window = _window(qtbot, connection, tasks, job)
-    _type(window, "const a = 1\nlet x = \nreturn (\n")
+    type_text(window, "const a = 1\nlet x = \nreturn (\n")
     with qtbot.waitSignal(window.sig_save_failed, timeout=10000) as failed:
         window.save()
     assert failed.args == ["HUB-008"]
     assert window.editor.error_lines() == [3]
     assert "HUB-008" in window.statusBar().currentMessage()
-    _type(window, "return 3\n")
+    type_text(window, "return 3\n")
     with qtbot.waitSignal(window.sig_saved, timeout=10000):
         window.save()
     assert window.editor.error_lines() == []
@@ -100,7 +93,7 @@ def test_syntax_error_is_marked_at_its_line(qtbot: QtBot, connection: HubConnect
 def test_a_run_failure_with_a_line_is_marked_too(qtbot: QtBot, connection: HubConnection,
                                                  tasks: TaskManager, job: str) -> None:
     window = _window(qtbot, connection, tasks, job)
-    _type(window, "const a = 1\nthrow new Error('nope')\n")
+    type_text(window, "const a = 1\nthrow new Error('nope')\n")
     run = window.run()
     with qtbot.waitSignal(run.sig_finished, timeout=15000):
         pass
@@ -115,7 +108,7 @@ def test_debug_passes_breakpoints_and_unsaved_code(qtbot: QtBot, connection: Hub
     with qtbot.waitSignal(window.session.nav.sig_open_debugger) as opened:
         window.debug()
     assert opened.args == [job, {DEBUG_BREAKPOINTS_KEY: [2]}]
-    _type(window, "return 9\n")
+    type_text(window, "return 9\n")
     assert window.debug_params()[DEBUG_CODE_KEY] == "return 9\n"
 
 
@@ -137,7 +130,7 @@ def test_closing_with_unsaved_changes_asks(qtbot: QtBot, connection: HubConnecti
                                            tasks: TaskManager, job: str, answer: str) -> None:
     window = _window(qtbot, connection, tasks, job, answer)
     window.show()
-    _type(window, "return 'closing'\n")
+    type_text(window, "return 'closing'\n")
     if answer == "save":
         with qtbot.waitSignal(window.sig_saved, timeout=10000):
             window.close()

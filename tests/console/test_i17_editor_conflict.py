@@ -4,7 +4,6 @@ follows its code — all against a real hub."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -17,21 +16,16 @@ from console_app.editor_window import EditorWindow
 from console_app.session import HubSession
 from console_app.shell.screens import ScreenOpener, open_editor_at
 from console_app.tasks import TaskManager
+from tests.console.editing import saved_job, type_text
 
 pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture
 def job(connection: HubConnection) -> Iterator[str]:
-    name = f"i17_edit_{uuid.uuid4().hex[:6]}"
-    api.save(connection, name, "console.log('v1')\nreturn 1\n")
-    yield name
-    api.delete(connection, name)
+    with saved_job(connection, "i17_edit", "console.log('v1')\nreturn 1\n") as name:
+        yield name
 
-
-def _type(window: EditorWindow, text: str) -> None:
-    window.editor.sci.selectAll()
-    window.editor.sci.replaceSel(text)
 
 
 def _window(qtbot: QtBot, session: HubSession, name: str) -> EditorWindow:
@@ -79,7 +73,7 @@ def test_a_stale_editor_cannot_overwrite_a_newer_save(qtbot: QtBot, connection: 
     mine = _window(qtbot, HubSession(connection, tasks), job)
     assert mine.base_version is not None
     api.save(connection, job, "return 'theirs'\n")   # another console saves meanwhile
-    _type(mine, "return 'mine'\n")
+    type_text(mine, "return 'mine'\n")
     with qtbot.waitSignal(mine.sig_save_failed, timeout=10000) as failed:
         mine.save()
     assert failed.args == ["HUB-010"]
@@ -95,7 +89,7 @@ def test_a_stale_editor_cannot_overwrite_a_newer_save(qtbot: QtBot, connection: 
         dialog.overwrite_button.click()
     assert api.code(connection, job) == "return 'mine'\n"
     # Saved on top of the hub's version: the next save is guarded from there.
-    _type(mine, "return 'mine again'\n")
+    type_text(mine, "return 'mine again'\n")
     with qtbot.waitSignal(mine.sig_saved, timeout=10000):
         mine.save()
     mine.close()
@@ -104,7 +98,7 @@ def test_a_stale_editor_cannot_overwrite_a_newer_save(qtbot: QtBot, connection: 
 def test_the_run_label_says_saved_after_a_save(qtbot: QtBot, session: HubSession,
                                                job: str) -> None:
     window = _window(qtbot, session, job)
-    _type(window, "return 'edited'\n")
+    type_text(window, "return 'edited'\n")
     pane = window.run()
     assert pane is not None
     with qtbot.waitSignal(pane.sig_finished, timeout=15000):
@@ -123,7 +117,7 @@ def test_the_run_label_says_saved_after_a_save(qtbot: QtBot, session: HubSession
 def test_an_error_note_follows_its_code_without_an_old_line_number(
         qtbot: QtBot, session: HubSession, job: str) -> None:
     window = _window(qtbot, session, job)
-    _type(window, "const a = 1\nthrow new Error('nope')\n")
+    type_text(window, "const a = 1\nthrow new Error('nope')\n")
     pane = window.run()
     assert pane is not None
     with qtbot.waitSignal(pane.sig_finished, timeout=15000):

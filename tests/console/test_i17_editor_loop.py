@@ -17,21 +17,17 @@ from console_app.client.connection import HubConnection
 from console_app.editor_window import DEBUG_BREAKPOINTS_KEY, EditorWindow
 from console_app.run.params import remembered_params
 from console_app.session import HubSession
+from tests.console.editing import saved_job, type_text
 
 pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture
 def job(connection: HubConnection) -> Iterator[str]:
-    name = f"i17_loop_{uuid.uuid4().hex[:6]}"
-    api.save(connection, name, "console.log('got', params.n)\nreturn { n: params.n }\n")
-    yield name
-    api.delete(connection, name)
+    code = "console.log('got', params.n)\nreturn { n: params.n }\n"
+    with saved_job(connection, "i17_loop", code) as name:
+        yield name
 
-
-def _type(window: EditorWindow, text: str) -> None:
-    window.editor.sci.selectAll()
-    window.editor.sci.replaceSel(text)
 
 
 def _window(qtbot: QtBot, session: HubSession, name: str) -> EditorWindow:
@@ -108,7 +104,7 @@ def test_debug_takes_the_panels_params_and_the_breakpoints(
 def test_a_failures_line_link_and_problem_row_go_to_the_line(
         qtbot: QtBot, session: HubSession, job: str) -> None:
     window = _window(qtbot, session, job)
-    _type(window, "const a = 1\nconst b = 2\nthrow new Error('bad')\n")
+    type_text(window, "const a = 1\nconst b = 2\nthrow new Error('bad')\n")
     pane = window.run()
     assert pane is not None
     with qtbot.waitSignal(pane.sig_finished, timeout=15000):
@@ -143,7 +139,7 @@ def test_a_declared_secret_the_hub_lacks_is_warned(qtbot: QtBot, session: HubSes
         api.delete(connection, name)
 
 
-def test_the_hubs_check_marks_syntax_errors_as_you_type(qtbot: QtBot, session: HubSession,
+def test_the_hubs_check_marks_syntax_errors_as_youtype_text(qtbot: QtBot, session: HubSession,
                                                        job: str) -> None:
     window = _window(qtbot, session, job)
     window.checker.check_now()  # the load's own check must not race the typing below
@@ -156,7 +152,7 @@ def test_the_hubs_check_marks_syntax_errors_as_you_type(qtbot: QtBot, session: H
     assert any(p.source == "syntax" and p.is_error for p in window.problems.problems)
     assert not window.editor.is_read_only() and api.code(session.conn, job).startswith(
         "console.log")  # checking saved nothing
-    _type(window, "return 1\n")
+    type_text(window, "return 1\n")
     with qtbot.waitSignal(window.checker.sig_checked, timeout=10000):
         pass
     assert window.editor.live_error_lines() == []
