@@ -16,11 +16,12 @@ recursive encoder later.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 __all__ = ["MAX_JSON_DEPTH", "REPLACEMENT", "clean_json", "clean_text", "loads_json",
-           "nesting_depth"]
+           "may_hold_lone_surrogate", "nesting_depth", "nests_deeper_than"]
 
 REPLACEMENT = "\ufffd"
 # How deep JSON from outside may nest: far more than any real payload, far less than
@@ -44,9 +45,10 @@ def clean_text(text: str) -> str:
 def clean_json(value: Any) -> Any:
     """A JSON value (dicts, lists, scalars) with every key and string cleaned.
 
-    What needed no cleaning is returned as it is (the same object), so the common
-    case allocates nothing. It recurses: callers bound the depth first (the door
-    refuses deep requests; a parsed job output is as deep as ``json`` allowed)."""
+    What needed no cleaning is returned as it is (the same object); the walk itself
+    still builds a list a container (:func:`may_hold_lone_surrogate` tells when to skip
+    it). It recurses: callers bound the depth first (the door refuses deep requests; a
+    parsed job output is as deep as ``json`` allowed)."""
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, list):
@@ -85,6 +87,30 @@ def loads_json(text: str | bytes) -> Any:
     carry them back: they became ``Infinity`` text V8 cannot parse, or ``null``)."""
     return json.loads(text, parse_float=_finite_float, parse_int=_int_a_job_can_read,
                       parse_constant=_not_a_number)
+
+
+def may_hold_lone_surrogate(raw: str | bytes) -> bool:
+    """Whether JSON text could parse to a lone surrogate. ``json`` reads bytes with
+    ``surrogatepass``, so besides a ``\\udXXX`` escape an encoded surrogate
+    (``ED A0..BF``) makes one, and UTF-16/32 bytes are walked; a ``str`` could hold one
+    itself. False lets a caller skip :func:`clean_json`'s walk."""
+    if isinstance(raw, str):
+        return "\\ud" in raw or "\\uD" in raw or clean_text(raw) is not raw
+    if raw[:4].count(0) or raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    return (b"\\ud" in raw or b"\\uD" in raw
+            or (b"\xed" in raw and _ENCODED_SURROGATE.search(raw) is not None))
+
+
+_ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
+
+
+def nests_deeper_than(raw: str | bytes, value: Any, depth: int) -> bool:
+    """Whether parsed JSON ``value`` (read from ``raw``) nests deeper than ``depth``;
+    text with no more brackets than that cannot, and is not walked."""
+    brackets = (raw.count("[") + raw.count("{") if isinstance(raw, str)
+                else raw.count(b"[") + raw.count(b"{"))
+    return brackets > depth and nesting_depth(value) > depth
 
 
 def nesting_depth(value: Any) -> int:

@@ -13,11 +13,16 @@ from starlette.requests import Request
 
 from hub.auth import WITHHELD_HEADERS
 from shared.errors import BadRequest, BodyTooLarge
-from shared.text import MAX_JSON_DEPTH, clean_json, clean_text, loads_json, nesting_depth
+from shared.text import (
+    MAX_JSON_DEPTH,
+    clean_json,
+    clean_text,
+    loads_json,
+    may_hold_lone_surrogate,
+    nests_deeper_than,
+)
 
 ENGINE_FLAGS = ("enableLogger", "raw", "_console", "_debug")
-# Deeper than any real payload (webhooks nest a handful of levels), and shallow enough
-# that every recursive encoder after the door (the worker protocol, history) is safe.
 
 
 @dataclass
@@ -65,7 +70,8 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
 def parse_json(text: str | bytes, what: str = "The request body") -> Any:
     """JSON from outside, as the hub can carry it: nested at most ``MAX_JSON_DEPTH``
     deep (else HUB-001), every lone surrogate as U+FFFD."""
-    return clean_json(parse_exact_json(text, what))
+    data = parse_exact_json(text, what)
+    return clean_json(data) if may_hold_lone_surrogate(text) else data
 
 
 def parse_exact_json(text: str | bytes, what: str = "The request body") -> Any:
@@ -80,7 +86,7 @@ def parse_exact_json(text: str | bytes, what: str = "The request body") -> Any:
         raise BadRequest(f"{what} is not valid JSON") from None
     except ValueError as exc:  # NaN, Infinity, a number no job could read back
         raise BadRequest(f"{what} is not valid JSON: {exc}") from None
-    if nesting_depth(data) > MAX_JSON_DEPTH:
+    if nests_deeper_than(text, data, MAX_JSON_DEPTH):
         raise too_deep
     return data
 
@@ -103,6 +109,8 @@ async def read_json_object(request: Request, max_bytes: int,
     data = parse_exact_json(body or b"{}")
     if not isinstance(data, dict):
         raise BadRequest("The request body must be a JSON object")
+    if not may_hold_lone_surrogate(body):
+        return data
     refuse_lone_surrogates(data, exact)
     cleaned: dict[str, Any] = clean_json(data)
     return cleaned

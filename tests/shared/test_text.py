@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.text import REPLACEMENT, clean_json, clean_text, loads_json, nesting_depth
+from shared.text import (
+    REPLACEMENT,
+    clean_json,
+    clean_text,
+    loads_json,
+    may_hold_lone_surrogate,
+    nesting_depth,
+    nests_deeper_than,
+)
 
 # Every code point, lone surrogates included (hypothesis leaves out Cs by default).
 ANY_TEXT = st.text(alphabet=st.characters(codec=None, exclude_categories=()))
@@ -80,3 +88,19 @@ def test_loads_json_refuses_what_no_job_could_read(text: str) -> None:
 @given(FINITE_JSON_VALUES)
 def test_loads_json_reads_back_every_finite_value(value: object) -> None:
     assert loads_json(json.dumps(value)) == value
+
+
+@given(FINITE_JSON_VALUES)
+def test_what_is_skipped_needs_no_cleaning_or_depth_walk(value: object) -> None:
+    for raw in (json.dumps(value), json.dumps(value, ensure_ascii=False).encode("utf-8",
+                                                                             "surrogatepass")):
+        parsed = json.loads(raw)
+        if not may_hold_lone_surrogate(raw):
+            assert clean_json(parsed) == parsed
+        assert nests_deeper_than(raw, parsed, 2) == (nesting_depth(parsed) > 2)
+
+
+def test_utf16_json_bytes_are_walked() -> None:
+    assert may_hold_lone_surrogate('"\ud800"'.encode("utf-16-le", "surrogatepass"))
+    assert may_hold_lone_surrogate(b'{"a":"\\ud800"}')
+    assert not may_hold_lone_surrogate('{"a":"é"}'.encode())
