@@ -20,7 +20,7 @@ from shared.errors import Forbidden, NotSignedIn
 WITHHELD_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization", "x-api-key"})
 SESSION_COOKIE = "webhub_session"
 DEBUG_COOKIE = "webhub_debug"  # tags a browser tab a debugger is attached to
-# The cookies the hub reads: a job's answer may not set them (hub.api.answer_rules).
+# The cookies the hub reads: a job's answer may not set them (hub.services.answer_rules).
 HUB_COOKIES = frozenset({SESSION_COOKIE, DEBUG_COOKIE})
 KEY_PREFIX = "wjk_"
 

@@ -24,18 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shared.names import JOB_NAME_RE, MAX_NAME_LENGTH, RESERVED_NAMES
+
 __all__ = ["TEMPLATES", "CreateJobDialog", "JobTemplate", "NewJob", "ask_new_job",
            "name_problem"]
 
-# The hub's own rules (hub/store/base.py): the hub stays the judge, this only says what
-# is wrong before anything is sent.
-_NAME_RE = re.compile(r"\A[A-Za-z0-9_-]+\Z")
-_MAX_NAME = 100
-_RESERVED = frozenset({
-    "available", "running", "health", "save", "upload", "execute", "history", "metrics",
-    "store", "cron", "schedules", "debug", "debug-session", "secrets", "login", "deleted",
-    "check",
-})
 
 
 @dataclass(frozen=True)
@@ -119,11 +112,11 @@ def name_problem(name: str, existing: Collection[str] = ()) -> str | None:
     """Why the hub would refuse ``name`` for a new job (or it is taken), in plain words."""
     if not name:
         return "Type a name for the job"
-    if len(name) > _MAX_NAME:
-        return f"A name is at most {_MAX_NAME} characters (this one has {len(name)})"
-    if not _NAME_RE.match(name):
+    if len(name) > MAX_NAME_LENGTH:
+        return f"A name is at most {MAX_NAME_LENGTH} characters (this one has {len(name)})"
+    if not JOB_NAME_RE.match(name):
         return "Use only letters, digits, '_' and '-' (no spaces or dots)"
-    if name.lower() in _RESERVED:
+    if name.lower() in RESERVED_NAMES:
         return f"'{name}' is one of the hub's own addresses; pick another name"
     if name.lower() in {e.lower() for e in existing}:
         return f"A job named '{name}' exists already"

@@ -396,8 +396,7 @@ class Engine:
         back warm; one still running a run nobody waits for is killed (it is
         replaced); one that reported its outcome gets ready again by itself."""
         if active is None or not active.handed:
-            if worker.owner is active or worker.owner is None:
-                worker.owner = None
+            worker.owner = None  # it was this run's, or nobody's: the run never reached it
             self.pool.release(worker)
         elif not active.finished.done():
             active.stop(JobFailed("The run was abandoned by the hub"))

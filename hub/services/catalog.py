@@ -62,9 +62,6 @@ class Catalog:
             raise NotFound(f"There is no job named '{name}'")
         return stored
 
-    def code(self, name: str) -> str:
-        return self.current(name).code
-
     async def check(self, code: str) -> None:
         """Refuse a job whose body does not parse, naming the line."""
         problem = await self.engine.check_syntax(code)

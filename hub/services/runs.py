@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hub.api.answer_rules import answer_problem
 from hub.auth import Caller, check_job_access
 from hub.engine.engine import BridgeHost, DebugHost, Engine, RunRequest, RunResult
 from hub.engine.modules import installed_builds, mentioned
 from hub.secrets.logmask import LOG_MASK
+from hub.services.answer_rules import answer_problem
 from hub.services.history import History, RunStart
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
@@ -58,7 +58,7 @@ def new_job_id() -> str:
 
 def checked_answer(result: RunResult) -> RunResult:
     """``result``, or its failure (JOB-001) when its answer cannot go out as HTTP: a
-    header with a line break, a redirect to ``javascript:``... (hub.api.answer_rules).
+    header with a line break, a redirect to ``javascript:``... (hub.services.answer_rules).
     Checked here, once, so every answer form and the run's history agree."""
     if result.error is not None:
         return result

@@ -3,22 +3,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Protocol
 
 from shared.errors import BadJobName, JobChanged
+from shared.names import JOB_NAME_RE, MAX_NAME_LENGTH, RESERVED_NAMES
 
-# \A and \Z, not ^ and $: "$" also matches before a final newline, so "evil\n" passed.
-JOB_NAME_RE = re.compile(r"\A[A-Za-z0-9_-]+\Z")
-MAX_NAME_LENGTH = 100
+__all__ = ["JOB_NAME_RE", "MAX_NAME_LENGTH", "RESERVED_NAMES", "check_job_name"]
 
-# Paths under /api/webjobs that are management routes, so never job names.
-RESERVED_NAMES = frozenset({
-    "available", "running", "health", "save", "upload", "execute", "history", "metrics",
-    "store", "cron", "schedules", "debug", "debug-session", "secrets", "login", "deleted",
-    "check",
-})
 
 
 def check_job_name(name: str, *, for_save: bool = False) -> str:
