@@ -18,10 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from console_app.history.masked import masked_places
+
 SETTINGS_GROUP = "run-params"
 # How history shows a value it masked (hub/history/record.py): never a real parameter.
-MASKED = "***"
-
 
 def console_settings() -> QSettings:
     """The console's settings in the default format (tests point it at a tmp dir with
@@ -51,17 +51,9 @@ def remember_params(hub_url: str, name: str, params: dict[str, Any]) -> None:
 
 
 def has_masked(value: Any) -> bool:
-    """Whether a history record's params hold a masked value anywhere."""
-    pending = [value]
-    while pending:  # no recursion: params may nest as deep as the hub allowed
-        item = pending.pop()
-        if item == MASKED:
-            return True
-        if isinstance(item, dict):
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return False
+    """Whether a history record's params hold a masked value anywhere — a text that is
+    or holds ``***`` (``"Bearer ***"`` too), as History's *Run again* asks for."""
+    return bool(masked_places(value))
 
 
 def parse_params(text: str) -> tuple[dict[str, Any] | None, str]:

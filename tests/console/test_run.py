@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from PySide6.QtWidgets import QTextBrowser, QTreeView
 from pytestqt.qtbot import QtBot
 
@@ -15,6 +16,7 @@ from console_app.run.dialog import RunDialog, pick_run
 from console_app.run.json_tree import VALUE_ROLE, JsonTreeModel, build_tree
 from console_app.run.params import (
     ParamsDialog,
+    has_masked,
     parse_params,
     remember_params,
     remembered_params,
@@ -192,3 +194,12 @@ def test_one_key_and_one_item_are_singular() -> None:
     assert build_tree({"ok": True}, "r", None).summary() == "{1 key}"
     assert build_tree([1], "r", None).summary() == "[1 item]"
     assert build_tree({}, "r", None).summary() == "{0 keys}"
+
+
+@pytest.mark.parametrize(("params", "masked"), [
+    ({"token": "***"}, True), ({"auth": "Bearer ***"}, True), ({"a": [{"b": "x***"}]}, True),
+    ({"who": "ann", "n": 3}, False), ({}, False),
+])
+def test_masked_params_are_found_however_history_kept_them(params: dict[str, object],
+                                                           masked: bool) -> None:
+    assert has_masked(params) is masked
