@@ -1,5 +1,5 @@
 """The job header: the leading ``/* ... */`` comment whose ``Key: value`` lines are
-the job's contract (metadata, limits, access level, mode).
+the job's contract (metadata, limits, access level, mode, isolation).
 
 Parsing never fails: an unreadable value falls back to its default and leaves a
 warning (with the line it is on) that the hub shows in ``/available`` and in
@@ -23,6 +23,7 @@ from decimal import Decimal
 __all__ = [
     "ACCESS_LEVELS",
     "DEFAULT_LIMITS",
+    "ISOLATIONS",
     "SECRET_NAME_RE",
     "SECRET_VALUE_MAX",
     "SECRET_VALUE_MIN",
@@ -35,6 +36,9 @@ __all__ = [
 
 ACCESS_LEVELS = ("public", "user", "owner", "key")
 MODES = ("job", "page")
+# ``Isolation:``: "warm" runs in a compartment of a kept isolate (strict mode, frozen
+# built-ins); "fresh" keeps the old behaviour (a fresh isolate per run, sloppy mode).
+ISOLATIONS = ("warm", "fresh")
 
 # A leading byte-order mark must not hide the header (it would silently drop Access).
 _HEADER_RE = re.compile(r"\A\ufeff?\s*/\*(.*?)\*/", re.DOTALL)
@@ -98,6 +102,7 @@ class JobHeader:
     cpu: int | None = None
     access: str = "user"
     mode: str = "job"
+    isolation: str = "warm"
     secrets: tuple[str, ...] = ()   # the names ``secrets.get`` may read
     extra: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -188,6 +193,8 @@ def parse_header(source: str, job_name: str | None = None) -> JobHeader:
             access_given = _read_access(header, item)
         elif key == "mode":
             _read_mode(header, item)
+        elif key == "isolation":
+            _read_isolation(header, item)
         elif key == "secrets":
             _read_secrets(header, item)
         else:
@@ -218,6 +225,16 @@ def _read_mode(header: JobHeader, item: _HeaderLine) -> None:
         header.mode = value
     else:
         header.warn(item.place, f"Mode: '{raw}' is not 'page'; treated as a plain job")
+
+
+def _read_isolation(header: JobHeader, item: _HeaderLine) -> None:
+    raw = item.value
+    value = raw.split()[0].lower() if raw.split() else ""
+    if value in ISOLATIONS:
+        header.isolation = value
+    else:
+        header.warn(item.place, f"Isolation: '{raw[:80]}' is not 'warm' or 'fresh'; "
+                                "treated as warm")
 
 
 def _read_secrets(header: JobHeader, item: _HeaderLine) -> None:

@@ -112,6 +112,40 @@ def test_unknown_mode_warns_and_stays_job() -> None:
     assert len(h.warnings) == 1 and "Mode" in h.warnings[0]
 
 
+@pytest.mark.parametrize(("line", "isolation"), [
+    ("", "warm"), ("Isolation: warm", "warm"), ("Isolation: fresh", "fresh"),
+    ("isolation:   FRESH", "fresh"), (" * Isolation: fresh (uses with)", "fresh")])
+def test_isolation_is_read(line: str, isolation: str) -> None:
+    header = parse_header(f"/*\n{line}\n*/\nreturn 1")
+    assert (header.isolation, header.warnings, header.extra) == (isolation, [], {})
+
+
+@pytest.mark.parametrize("value", ["cold", "", "frsh", "isolated", "fresh-ish"])
+def test_unknown_isolation_warns_on_its_place_and_stays_warm(value: str) -> None:
+    header = parse_header(f"/*\nName: n\n  Isolation: {value}\n*/")
+    assert header.isolation == "warm"
+    [warning] = header.warnings
+    assert warning.startswith("Isolation:") and "treated as warm" in warning
+    assert header.warning_places == [(3, 14)]
+    assert "isolation" not in header.extra
+
+
+# Characters that end a header line (str.splitlines) or could close the comment.
+_LINE_ENDS = "*\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters=_LINE_ENDS), max_size=40))
+def test_isolation_is_warm_or_fresh_and_only_warm_or_fresh_are_silent(value: str) -> None:
+    header = parse_header(f"/*\nIsolation: {value}\n*/")
+    assert header.isolation in ("warm", "fresh")
+    words = value.split()
+    readable = bool(words) and words[0].lower() in ("warm", "fresh")
+    # Whatever the text, the header either read a value or said why it did not.
+    assert bool(header.warnings) is not readable
+    if readable:
+        assert header.isolation == words[0].lower()
+
+
 # --- resolve_limits --------------------------------------------------------------
 
 def _header(runtime: int | None = None, memory: int | None = None,
