@@ -16,14 +16,25 @@ QT_X11_PACKAGES := libxcb1 libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image
 
 MODULES := hub/engine/js/modules
 MODULES_STAMP := $(MODULES)/node_modules/.installed
+JSLINT := tools/jslint
+JSLINT_STAMP := $(JSLINT)/node_modules/.installed
+# The sandbox scripts `make lint` runs eslint over (rules: $(JSLINT)/eslint.config.js).
+# A file joins the list once eslint finds nothing in it.
+ESLINT_FILES := hub/engine/js/debug_instrument.js hub/engine/js/debug_runtime.js
 
-setup: $(STAMP) $(MODULES_STAMP)
+setup: $(STAMP) $(MODULES_STAMP) $(JSLINT_STAMP)
 
 # The npm modules jobs may require(), pinned by the lockfile.
 $(MODULES_STAMP): $(MODULES)/package.json $(MODULES)/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
 	npm ci --prefix $(MODULES) --no-audit --no-fund --silent
 	touch $(MODULES_STAMP)
+
+# eslint, dev tooling only (never loaded by the hub), pinned by its own lockfile.
+$(JSLINT_STAMP): $(JSLINT)/package.json $(JSLINT)/package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	npm ci --prefix $(JSLINT) --no-audit --no-fund --silent
+	touch $(JSLINT_STAMP)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c "import venv, ensurepip" 2>/dev/null || \
@@ -68,10 +79,15 @@ run: setup
 console: setup
 	$(VENV)/bin/webjobs-console $(if $(HUB),--hub $(HUB))
 
-lint: setup
+lint: setup jslint
 	$(VENV)/bin/ruff check hub shared console_app tests bench
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
+
+.PHONY: jslint
+jslint: $(JSLINT_STAMP)
+	$(JSLINT)/node_modules/.bin/eslint --config $(JSLINT)/eslint.config.js --max-warnings 0 \
+		$(ESLINT_FILES)
 
 test: setup lint
 	@bash .ci/services.sh
