@@ -23,9 +23,10 @@ const SANDBOX_GLOBALS = {
   Compartment: 'readonly',
 };
 
-// The step debugger's instrumentation runs in a context of its own, after acorn's
-// dist/acorn.js (see debug_instrument.js), and has acorn and nothing of SES.
-const INSTRUMENT = 'hub/engine/js/debug_instrument.js';
+// The hub's acorn context (the step debugger's instrumentation, the strict-mode
+// check of a job) is a V8 context of its own, after acorn's dist/acorn.js: it has
+// acorn and nothing of SES.
+const ACORN_CONTEXT = ['hub/engine/js/debug_instrument.js', 'hub/engine/js/strict_check.js'];
 
 module.exports = [
   {
@@ -78,7 +79,7 @@ module.exports = [
   },
   {
     basePath: ROOT,
-    files: [INSTRUMENT],
+    files: ACORN_CONTEXT,
     // Config objects merge their globals: 'off' takes the SES names away again.
     languageOptions: {
       globals: { acorn: 'readonly', lockdown: 'off', harden: 'off', Compartment: 'off' },
