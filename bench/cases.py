@@ -1,11 +1,15 @@
 """The requests the benchmark sends, one per job (variant), and how to tell a good answer.
 
 The job sources are the reference's own `jobs/` folder, unchanged; every server runs them.
+The module jobs (bench/hub_jobs.py) run on the hub only, each warm and with
+`Isolation: fresh`.
 """
 
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+
+from bench.hub_jobs import FRESH_SUFFIX
 
 PRIMES_BELOW_300000 = 25_997
 ROW_COUNT = 1000
@@ -13,6 +17,8 @@ LOG_LINES = 20
 
 # A check takes the answer's body and returns what is wrong with it, or None.
 Check = Callable[[bytes], str | None]
+
+ALL_LEVELS = ("c1", "c8", "c32")
 
 
 @dataclass(frozen=True)
@@ -22,6 +28,8 @@ class Case:
     query: str
     accept: str
     check: Check
+    # The wrk levels it is measured at (bench/wrk_runner.py LEVELS).
+    levels: tuple[str, ...] = ALL_LEVELS
 
     @property
     def path(self) -> str:
@@ -73,6 +81,16 @@ def check_rows_ndjson(body: bytes) -> str | None:
     return rows_problem(lines[-1]) if lines else "empty body"
 
 
+def check_pdf(body: bytes) -> str | None:
+    if not body.startswith(b"%PDF-") or not body.rstrip().endswith(b"%%EOF"):
+        return f"expected a PDF document, got {body[:120]!r}"
+    if body.count(b"/Type /Page\n") != 1:
+        return "expected a PDF of one page"
+    return None
+
+
+DATE_FNS_ANSWER = {"from": "2026-01-01", "to": "Saturday 31 January 2026", "days": 30}
+
 JSON = "application/json"
 ANY = "*/*"
 
@@ -83,6 +101,22 @@ CASES: list[Case] = [
     Case("cpu_primes", "cpu_primes", "", JSON, expect_equal(PRIMES_BELOW_300000)),
     Case("sleep_io", "sleep_io", "", JSON, expect_equal({"ok": True})),
 ]
+
+# Warm against fresh: a run's latency and rate matter, the rate at 32 adds nothing but time.
+MODULE_LEVELS = ("c1", "c8")
+_MODULE_CASES = [
+    Case("date_fns", "date_fns", "", JSON, expect_equal(DATE_FNS_ANSWER), MODULE_LEVELS),
+    # Accept: application/json, as everywhere: the hub answers a PDF result as the PDF itself.
+    Case("pdf_page", "pdf_page", "", JSON, check_pdf, MODULE_LEVELS),
+]
+# The hub-only rows: each module job as written ("warm") and as <job>_fresh.
+HUB_CASES: list[Case] = [
+    variant
+    for case in _MODULE_CASES
+    for variant in (case, replace(case, label=case.label + "+fresh", job=case.job + FRESH_SUFFIX))
+]
+# (warm label, fresh label) pairs the report compares.
+WARM_FRESH_PAIRS: list[tuple[str, str]] = [(c.label, c.label + "+fresh") for c in _MODULE_CASES]
 
 # The floor answers every name with the same constant, and is measured on public_ping only.
 FLOOR_CASES: list[Case] = [replace(CASES[0], check=expect_equal({"pong": "world"}))]

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.cases import CASES, HUB_CASES, WARM_FRESH_PAIRS
 from bench.wrk_runner import WrkResult
 
 SERVERS = ("floor", "reference", "hub")
-JOB_ORDER = ("public_ping", "logs_and_rows", "logs_and_rows+logger", "cpu_primes", "sleep_io")
+JOB_ORDER = tuple(case.label for case in (*CASES, *HUB_CASES))
 
 
 @dataclass
@@ -67,20 +68,31 @@ class Target:
     other: str  # the server the hub is compared with
     factor: float
     offset: float  # added to factor * other, in the metric's unit
-    rule: str  # how the threshold reads, e.g. "reference / 8"
+    rule: str  # how the threshold reads, e.g. "12 x reference"
+    other_job: str = ""  # the other server's job, when it is not `job` (warm vs fresh)
+
+    @property
+    def other_name(self) -> str:
+        return self.other_job or self.other
 
     @property
     def lower_is_better(self) -> bool:
         return self.metric.endswith("_ms")
 
 
+# Issue 18's speed targets (the warm engine); CPU per run and the JIT cliff are judged in
+# bench/engine_checks.py.
+FRESH_FACTOR = 10.0
 TARGETS: tuple[Target, ...] = (
-    Target("public_ping", "p50_ms", "reference", 1 / 8, 0.0, "reference / 8"),
-    Target("public_ping", "p50_ms", "floor", 1.0, 3.0, "floor + 3 ms"),
-    Target("public_ping", "rps_c8", "reference", 5.0, 0.0, "5 x reference"),
-    Target("logs_and_rows", "rps_c8", "reference", 5.0, 0.0, "5 x reference"),
+    Target("public_ping", "p50_ms", "floor", 1.0, 1.5, "floor + 1.5 ms"),
+    Target("public_ping", "rps_c8", "reference", 12.0, 0.0, "12 x reference"),
+    Target("logs_and_rows", "rps_c8", "reference", 8.0, 0.0, "8 x reference"),
     Target("cpu_primes", "rps_c8", "reference", 1.4, 0.0, "1.4 x reference"),
-    Target("sleep_io", "rps_c32", "reference", 2.5, 0.0, "2.5 x reference"),
+    Target("sleep_io", "rps_c32", "reference", 3.0, 0.0, "3 x reference"),
+    *(
+        Target(warm, "p50_ms", "hub", 1 / FRESH_FACTOR, 0.0, f"{fresh} / 10", fresh)
+        for warm, fresh in WARM_FRESH_PAIRS
+    ),
 )
 
 
@@ -154,6 +166,27 @@ def ratio_table(rows: list[Row]) -> list[str]:
     return lines if len(lines) > 2 else []
 
 
+def warm_fresh_table(rows: list[Row]) -> list[str]:
+    """Each module job as written against the same job with `Isolation: fresh`."""
+    lines = [
+        "| job | p50 ms warm | p50 ms fresh | fresh ÷ warm | rps @8 warm | rps @8 fresh "
+        "| warm ÷ fresh |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for warm_label, fresh_label in WARM_FRESH_PAIRS:
+        warm, fresh = find(rows, "hub", warm_label), find(rows, "hub", fresh_label)
+        if warm is None or fresh is None or not warm.runs or not fresh.runs:
+            continue
+        cells = [warm_label]
+        for name in ("p50_ms", "rps_c8"):
+            w, f = warm.metric(name), fresh.metric(name)
+            value = ratio(w, f, name.endswith("_ms"))
+            ratio_cell = "—" if value is None else f"{value:.2f}x"
+            cells += [fmt_metric(name, w), fmt_metric(name, f), ratio_cell]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines if len(lines) > 2 else []
+
+
 @dataclass
 class Verdict:
     target: Target
@@ -162,23 +195,25 @@ class Verdict:
 
 
 def judge(target: Target, rows: list[Row]) -> Verdict:
-    hub, other = find(rows, "hub", target.job), find(rows, target.other, target.job)
+    hub = find(rows, "hub", target.job)
+    other = find(rows, target.other, target.other_job or target.job)
     hub_value = hub.metric(target.metric) if hub else None
     other_value = other.metric(target.metric) if other else None
     head = f"{target.job} {METRIC_NAMES[target.metric]}:"
     if hub_value is None or other_value is None:
-        missing = "hub" if hub_value is None else target.other
+        missing = "hub" if hub_value is None else target.other_name
         return Verdict(target, "SKIP", f"{head} hub vs {target.rule} — {missing} not measured")
     threshold = other_value * target.factor + target.offset
     met = hub_value <= threshold if target.lower_is_better else hub_value >= threshold
     op = "<=" if target.lower_is_better else ">="
     text = (
         f"{head} hub {with_unit(target.metric, hub_value)}, needs {op} {target.rule} = "
-        f"{with_unit(target.metric, threshold)} ({target.other} "
+        f"{with_unit(target.metric, threshold)} ({target.other_name} "
         f"{with_unit(target.metric, other_value)}; {comparison(target, hub_value, other_value)})"
     )
-    if hub is not None and hub.errors:
-        return Verdict(target, "FAIL", f"{text} — the hub's runs had {hub.errors} errors")
+    errors = sum(row.errors for row in (hub, other) if row is not None and row.server == "hub")
+    if errors:
+        return Verdict(target, "FAIL", f"{text} — the hub's runs had {errors} errors")
     return Verdict(target, "PASS" if met else "FAIL", text)
 
 
@@ -190,13 +225,14 @@ def with_unit(metric: str, value: float) -> str:
 
 
 def comparison(target: Target, hub: float, other: float) -> str:
+    name, mine = target.other_name, "hub" if not target.other_job else target.job
     if target.offset:
-        return f"hub - {target.other} = {fmt_ms(hub - other)} ms"
+        return f"{mine} - {name} = {fmt_ms(hub - other)} ms"
     if not hub or not other:
         return "no ratio"
     if target.lower_is_better:
-        return f"{target.other} ÷ hub = {other / hub:.2f}x"
-    return f"hub ÷ {target.other} = {hub / other:.2f}x"
+        return f"{name} ÷ {mine} = {other / hub:.2f}x"
+    return f"{mine} ÷ {name} = {hub / other:.2f}x"
 
 
 def target_lines(rows: list[Row]) -> list[str]:
@@ -208,6 +244,9 @@ def markdown(rows: list[Row], meta: dict[str, object], problems: list[str]) -> s
     ratios = ratio_table(rows)
     if ratios:
         lines += ["## Hub vs reference", "", *ratios, ""]
+    warm_fresh = warm_fresh_table(rows)
+    if warm_fresh:
+        lines += ["## Warm vs `Isolation: fresh` (hub only)", "", *warm_fresh, ""]
     lines += ["## Targets", "", *target_lines(rows), ""]
     if problems:
         lines += ["## Problems", "", *(f"- {p}" for p in problems), ""]

@@ -18,19 +18,22 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import report, servers, wrk_runner  # noqa: E402
-from bench.cases import CASES, FLOOR_CASES, Case, check_answer  # noqa: E402
+from bench import engine_checks, hub_jobs, report, servers, wrk_runner  # noqa: E402
+from bench.cases import CASES, FLOOR_CASES, HUB_CASES, Case, check_answer  # noqa: E402
 from bench.report import Row  # noqa: E402
 from bench.servers import RunningServer, ServerError, ServerSpec  # noqa: E402
 
 ANCHOR_DIR = REPO_ROOT.parent / "shared" / "anchors" / "node-worker-per-request"
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 CHECK_TIMEOUT_S = 30.0
+# The measurements after the HTTP table, which --skip can leave out.
+PARTS = ("cpu", "jit", "outside", "history", "schedule")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -49,6 +52,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--servers",
         default=",".join(report.SERVERS),
         help="comma-separated subset of floor,reference,hub",
+    )
+    parser.add_argument(
+        "--cases",
+        default="",
+        help="comma-separated job rows to measure (default: all of "
+        + ",".join(report.JOB_ORDER) + ")",
+    )
+    parser.add_argument(
+        "--skip",
+        default="",
+        help=f"comma-separated parts to leave out: {','.join(PARTS)}",
     )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="where results go")
     parser.add_argument(
@@ -71,7 +85,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = set(args.servers) - set(report.SERVERS)
     if unknown:
         parser.error(f"unknown servers: {', '.join(sorted(unknown))}")
+    args.cases = split_choices(parser, "cases", args.cases, report.JOB_ORDER)
+    args.skip = split_choices(parser, "skip", args.skip, PARTS)
+    if args.no_outside:
+        args.skip.append("outside")
+    if args.history_runs <= 0:
+        args.skip.append("history")
     return args
+
+
+def split_choices(
+    parser: argparse.ArgumentParser, option: str, text: str, known: tuple[str, ...]
+) -> list[str]:
+    """A comma-separated option's values; none given means all of `known` for --cases."""
+    chosen = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = set(chosen) - set(known)
+    if unknown:
+        parser.error(f"unknown --{option}: {', '.join(sorted(unknown))}")
+    return chosen or (list(known) if option == "cases" else [])
 
 
 def say(text: str) -> None:
@@ -95,12 +126,13 @@ def build_spec(name: str, home: Path, token: str) -> ServerSpec:
         return servers.floor_spec(REPO_ROOT, port)
     if name == "reference":
         return servers.reference_spec(ANCHOR_DIR, port)
-    return servers.hub_spec(REPO_ROOT, port, ANCHOR_DIR / "jobs", home, token)
+    jobs = hub_jobs.fill_jobs_dir(home / "bench-jobs", ANCHOR_DIR / "jobs")
+    return servers.hub_spec(REPO_ROOT, port, jobs, home, token)
 
 
 def case_for(name: str, label: str) -> Case | None:
     """The request server `name` gets for job row `label`, or None if it is not measured there."""
-    cases = FLOOR_CASES if name == "floor" else CASES
+    cases = {"floor": FLOOR_CASES, "reference": CASES}.get(name, [*CASES, *HUB_CASES])
     return next((case for case in cases if case.label == label), None)
 
 
@@ -127,7 +159,7 @@ def measure_case(server: RunningServer, case: Case, warmup_s: int, duration_s: i
     spec = server.spec
     url, headers = spec.base_url + case.path, case.headers(spec.headers)
     row = Row(spec.name, case.label)
-    for level in wrk_runner.LEVELS:
+    for level in case.levels:
         try:
             if warmup_s > 0:
                 wrk_runner.run_wrk(url, headers, level, warmup_s)
@@ -162,18 +194,18 @@ def start_server(spec: ServerSpec, log_dir: Path, problems: list[str]) -> Runnin
     return server
 
 
-def skipped_rows(name: str) -> list[Row]:
-    labels = [case.label for case in CASES if case_for(name, case.label)]
-    return [Row(name, label, "skipped", "see Problems") for label in labels]
+def skipped_rows(name: str, labels: list[str]) -> list[Row]:
+    measured = [label for label in labels if case_for(name, label)]
+    return [Row(name, label, "skipped", "see Problems") for label in measured]
 
 
 def bench_all(
     running: list[RunningServer], args: argparse.Namespace, problems: list[str]
 ) -> list[Row]:
     """Every job on every running server, server after server within a job, so each
-    hub/reference ratio comes from runs made seconds apart."""
+    hub/reference ratio comes from runs made seconds apart (and warm/fresh likewise)."""
     rows = []
-    for label in [case.label for case in CASES]:
+    for label in args.cases:
         for server in running:
             case = case_for(server.spec.name, label)
             if case is not None:
@@ -226,6 +258,7 @@ def run_meta(args: argparse.Namespace) -> dict[str, object]:
         "python": platform.python_version(),
         "wrk": " ".join(command_version(["wrk", "--version"], any_status=True).split()[:2]),
         "servers": args.servers,
+        "cases": args.cases,
     }
 
 
@@ -245,10 +278,11 @@ def run(args: argparse.Namespace) -> int:
                 spec = build_spec(name, Path(home), token)
                 server = start_server(spec, args.out / "logs", problems)
                 if server is None:
-                    rows += skipped_rows(name)
+                    rows += skipped_rows(name, args.cases)
                 else:
                     running.append(server)
             rows += bench_all(running, args, problems)
+            cpu = None if "cpu" in args.skip else hub_cpu(running, args.duration)
         finally:
             stop_all(running)
     meta = {**run_meta(args), "elapsed_s": round(time.monotonic() - started, 1)}
@@ -257,12 +291,51 @@ def run(args: argparse.Namespace) -> int:
     md_path, json_path = report.write_results(args.out, text, rows, meta, problems)
     say("\n" + text)
     say(f"written: {md_path} and {json_path}")
-    outside = 0 if args.no_outside else run_outside(args.out)
-    history = run_history(args.out, args.history_runs) if args.history_runs > 0 else 0
-    from bench import schedule_bench
+    return 1 if run_parts(args, cpu) or problems else 0
 
-    schedules = schedule_bench.run(args.out)
-    return 1 if problems or outside or history or schedules else 0
+
+def hub_cpu(running: list[RunningServer], duration_s: int) -> dict[str, Any] | None:
+    """The hub's and its workers' CPU per public_ping run, measured while the hub still runs
+    (None without a hub; a failure is kept as {"error": ...} and reported with the rest)."""
+    hub = next((server for server in running if server.spec.name == "hub"), None)
+    case = case_for("hub", "public_ping")
+    if hub is None or case is None:
+        return None
+    say(f"[hub] CPU per {case.label} run: wrk at concurrency 1 for {duration_s} s")
+    try:
+        return engine_checks.measure_cpu(hub, case, duration_s)
+    except (RuntimeError, OSError, wrk_runner.WrkError) as err:
+        return {"error": str(err)}
+
+
+def given(results: dict[str, Any]) -> dict[str, Any]:
+    if "error" in results:
+        raise RuntimeError(results["error"])
+    return results
+
+
+def run_parts(args: argparse.Namespace, cpu: dict[str, Any] | None) -> int:
+    """The measurements after the HTTP table, each appended to the results: 0, or 1 if any
+    of them failed."""
+    failed = 0
+    if cpu is not None:
+        failed |= report.run_section(args.out, "cpu", "CPU per run", lambda: given(cpu),
+                                     engine_checks.cpu_markdown)
+    if "jit" not in args.skip:
+        say("\n[jit] ten cpu_primes runs on a hub with one worker")
+        failed |= report.run_section(
+            args.out, "jit", "JIT cliff",
+            lambda: engine_checks.measure_jit(REPO_ROOT, ANCHOR_DIR / "jobs", args.out / "logs"),
+            engine_checks.jit_markdown)
+    if "outside" not in args.skip:
+        failed |= run_outside(args.out)
+    if "history" not in args.skip:
+        failed |= run_history(args.out, args.history_runs)
+    if "schedule" not in args.skip:
+        from bench import schedule_bench
+
+        failed |= schedule_bench.run(args.out)
+    return failed
 
 
 def run_outside(out_dir: Path) -> int:

@@ -1,0 +1,154 @@
+"""Two checks on the hub's engine, over HTTP against a real hub and its worker processes.
+
+1. CPU per run: user + system CPU of the hub process and of its workers (bench/proc_cpu.py)
+   over a wrk run of `public_ping` at concurrency 1, in ms per run.
+2. The JIT cliff: one hub with one worker (`WEBJOB_MAX_CONCURRENT=1`,
+   `WEBJOB_SPARE_WORKERS=0`) answers ten `cpu_primes` requests one after another; the
+   slowest run's server-side runtime must stay within 15% of the first's.
+"""
+
+import json
+import secrets
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import proc_cpu, servers, wrk_runner
+from bench.cases import PRIMES_BELOW_300000, Case, check_answer
+from bench.hub_jobs import fill_jobs_dir
+from bench.servers import RunningServer
+
+WORKER_CPU_TARGET_MS = 1.5
+HUB_CPU_TARGET_MS = 1.2
+CPU_LEVEL = "c1"
+JIT_RUNS = 10
+JIT_TOLERANCE = 0.15
+JIT_PATH = "/api/webjobs/cpu_primes?enableLogger=1"
+TIMEOUT_S = 30.0
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def measure_cpu(server: RunningServer, case: Case, duration_s: int) -> dict[str, Any]:
+    """CPU per run of `case` on a running hub: one wrk run at CPU_LEVEL, then one request
+    that waits out its backlog. The snapshots are taken with the hub idle on both sides."""
+    spec, pid = server.spec, server.process.pid
+    url, headers = spec.base_url + case.path, case.headers(spec.headers)
+    before = proc_cpu.settle(pid)
+    run = wrk_runner.run_wrk(url, headers, CPU_LEVEL, duration_s)
+    answer = servers.http_get(url, headers, TIMEOUT_S)
+    problem = check_answer(case, answer.status, answer.body)
+    if problem is not None:
+        raise RuntimeError(f"{case.label} after the CPU run: {problem}")
+    split = proc_cpu.cpu_between(before, proc_cpu.settle(pid))
+    runs = run.requests + 1
+    hub_ms, workers_ms = split.root_ms / runs, split.descendants_ms / runs
+    clean = run.errors == 0
+    return {
+        "job": case.label,
+        "level": CPU_LEVEL,
+        "duration_s": duration_s,
+        "runs": runs,
+        "errors": run.errors,
+        "hub_cpu_ms": split.root_ms,
+        "workers_cpu_ms": split.descendants_ms,
+        "workers_seen": split.descendants_seen,
+        "tick_ms": proc_cpu.TICK_MS,
+        "hub_ms_per_run": round(hub_ms, 3),
+        "workers_ms_per_run": round(workers_ms, 3),
+        "hub_target_ms": HUB_CPU_TARGET_MS,
+        "workers_target_ms": WORKER_CPU_TARGET_MS,
+        "hub_verdict": verdict(clean and hub_ms <= HUB_CPU_TARGET_MS),
+        "workers_verdict": verdict(clean and workers_ms <= WORKER_CPU_TARGET_MS),
+    }
+
+
+def cpu_markdown(results: dict[str, Any]) -> str:
+    r = results
+    note = f" — wrk had {r['errors']} errors" if r["errors"] else ""
+    return "\n".join([
+        "## CPU per run (user + system, from /proc)",
+        "",
+        f"`{r['job']}` at concurrency 1 for {r['duration_s']} s: {r['runs']} runs; the hub "
+        f"process used {r['hub_cpu_ms']:.0f} ms, its {r['workers_seen']} worker processes "
+        f"{r['workers_cpu_ms']:.0f} ms (clock tick {r['tick_ms']:.0f} ms).",
+        "",
+        f"- {r['workers_verdict']} worker CPU per run {r['workers_ms_per_run']:.2f} ms, needs "
+        f"<= {r['workers_target_ms']} ms{note}",
+        f"- {r['hub_verdict']} hub CPU per run {r['hub_ms_per_run']:.2f} ms, needs "
+        f"<= {r['hub_target_ms']} ms{note}",
+        "",
+    ])
+
+
+def one_worker_spec(repo_root: Path, jobs_dir: Path, home: Path) -> servers.ServerSpec:
+    spec = servers.hub_spec(repo_root, servers.free_port(), jobs_dir, home,
+                            secrets.token_urlsafe(24))
+    spec.name = "hub-1worker"
+    spec.env.update({"WEBJOB_MAX_CONCURRENT": "1", "WEBJOB_SPARE_WORKERS": "0"})
+    return spec
+
+
+def timed_primes(server: RunningServer) -> tuple[int, float]:
+    """One cpu_primes run: its server-side runtime (the NDJSON metadata's, whole ms) and
+    the request's wall time (ms)."""
+    spec = server.spec
+    headers = {"Accept": "*/*", **spec.headers}
+    started = time.perf_counter()
+    answer = servers.http_get(spec.base_url + JIT_PATH, headers, TIMEOUT_S)
+    wall_ms = (time.perf_counter() - started) * 1000
+    lines = [json.loads(line) for line in answer.body.splitlines() if line.strip()]
+    meta = [ln for ln in lines if isinstance(ln, dict) and ln.get("isMetaData") is True]
+    if answer.status != 200 or len(meta) != 1 or lines[-1] != PRIMES_BELOW_300000:
+        raise RuntimeError(f"cpu_primes: HTTP {answer.status}, {answer.body[:200]!r}")
+    return int(meta[0]["runtime"]), wall_ms
+
+
+def measure_jit(repo_root: Path, reference_jobs: Path, log_dir: Path) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="webhub-bench-jit-") as tmp:
+        jobs = fill_jobs_dir(Path(tmp) / "bench-jobs", reference_jobs)
+        server = servers.start(one_worker_spec(repo_root, jobs, Path(tmp)), log_dir)
+        try:
+            # One run of another job first: the worker's first run ever is not the one measured.
+            servers.http_get(server.spec.base_url + "/api/webjobs/public_ping", {}, TIMEOUT_S)
+            samples = [timed_primes(server) for _ in range(JIT_RUNS)]
+            workers = len(proc_cpu.snapshot(server.process.pid).descendants)
+        finally:
+            servers.stop(server)
+    runtimes, walls = [s[0] for s in samples], [s[1] for s in samples]
+    first, worst = runtimes[0], max(runtimes)
+    ratio = worst / first if first else float("inf")
+    return {
+        "runs": JIT_RUNS,
+        "worker_processes": workers,
+        "runtime_ms": runtimes,
+        "wall_ms": [round(w, 1) for w in walls],
+        "first_ms": first,
+        "worst_ms": worst,
+        "worst_over_first": round(ratio, 3),
+        "wall_worst_over_first": round(max(walls) / walls[0], 3),
+        "tolerance": JIT_TOLERANCE,
+        "verdict": verdict(ratio <= 1 + JIT_TOLERANCE),
+    }
+
+
+def jit_markdown(results: dict[str, Any]) -> str:
+    r = results
+    return "\n".join([
+        "## JIT cliff: consecutive cpu_primes runs on one worker",
+        "",
+        f"One hub with {r['worker_processes']} worker process(es), {r['runs']} requests one "
+        "after another.",
+        "",
+        "server-side runtime, whole ms: " + ", ".join(str(v) for v in r["runtime_ms"]),
+        "",
+        "wall time of each request, ms: " + ", ".join(f"{v:.1f}" for v in r["wall_ms"]),
+        "",
+        f"- {r['verdict']} cpu_primes worst of {r['runs']} runs {r['worst_ms']} ms = "
+        f"{r['worst_over_first']:.2f}x the first ({r['first_ms']} ms), needs <= "
+        f"{1 + r['tolerance']:.2f}x (by wall: {r['wall_worst_over_first']:.2f}x)",
+        "",
+    ])

@@ -1,0 +1,111 @@
+"""User + system CPU of a process and of its descendants, read from /proc/<pid>/stat (Linux).
+
+The hub's workers are its children, each in a session of its own, so they are found by
+their parent links, not by session or process group. A worker that exits between two
+snapshots is still counted: once the hub has reaped it, its CPU shows up in the hub's
+cutime/cstime, and the part it had used before the first snapshot is taken off again.
+"""
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC = Path("/proc")
+TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
+SETTLE_STEP_S = 0.2
+SETTLE_MAX_S = 5.0
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One process's counters, in clock ticks."""
+
+    ppid: int
+    own: int  # utime + stime: every thread of the process
+    reaped: int  # cutime + cstime: children it has waited for
+
+
+def read_stat(pid: int) -> Stat | None:
+    """The counters of pid, or None if it has gone."""
+    try:
+        text = (PROC / str(pid) / "stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces or ")".
+    fields = text[text.rindex(")") + 2 :].split()
+    # fields[0] is field 3 (state): ppid is field 4, utime..cstime are fields 14..17.
+    utime, stime, cutime, cstime = (int(v) for v in fields[11:15])
+    return Stat(ppid=int(fields[1]), own=utime + stime, reaped=cutime + cstime)
+
+
+def all_stats() -> dict[int, Stat]:
+    stats = {}
+    for entry in PROC.iterdir():
+        if entry.name.isdigit():
+            stat = read_stat(int(entry.name))
+            if stat is not None:
+                stats[int(entry.name)] = stat
+    return stats
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    root: int
+    root_stat: Stat
+    descendants: dict[int, Stat]
+
+
+def snapshot(root: int) -> Snapshot:
+    """The root process and every process below it, at one moment."""
+    stats = all_stats()
+    if root not in stats:
+        raise RuntimeError(f"process {root} is not running")
+    children: dict[int, list[int]] = {}
+    for pid, stat in stats.items():
+        children.setdefault(stat.ppid, []).append(pid)
+    below, todo = {}, list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        below[pid] = stats[pid]
+        todo += children.get(pid, [])
+    return Snapshot(root, stats[root], below)
+
+
+@dataclass(frozen=True)
+class CpuSplit:
+    """CPU used between two snapshots, in ms: the root's own, and everything below it."""
+
+    root_ms: float
+    descendants_ms: float
+    descendants_seen: int  # processes below the root at either snapshot
+
+
+def cpu_between(before: Snapshot, after: Snapshot) -> CpuSplit:
+    root_ticks = after.root_stat.own - before.root_stat.own
+    below_ticks = after.root_stat.reaped - before.root_stat.reaped
+    for pid, stat in after.descendants.items():
+        earlier = before.descendants.get(pid)
+        below_ticks += stat.own - (earlier.own if earlier else 0)
+    for pid, stat in before.descendants.items():
+        if pid not in after.descendants and stat.ppid == before.root:
+            # Reaped by the root: its whole life is in the root's reaped ticks now.
+            below_ticks -= stat.own + stat.reaped
+    seen = len(before.descendants.keys() | after.descendants.keys())
+    return CpuSplit(root_ticks * TICK_MS, below_ticks * TICK_MS, seen)
+
+
+def settle(root: int) -> Snapshot:
+    """A snapshot once the tree has stopped using CPU (no tick over SETTLE_STEP_S), so work a
+    run leaves behind (building the next context, an idle collection) is counted with the
+    runs before it; gives up after SETTLE_MAX_S and returns the last snapshot."""
+    last = snapshot(root)
+    deadline = time.monotonic() + SETTLE_MAX_S
+    while time.monotonic() < deadline:
+        time.sleep(SETTLE_STEP_S)
+        now = snapshot(root)
+        split = cpu_between(last, now)
+        if split.descendants_ms == 0 and split.root_ms == 0:
+            return now
+        last = now
+    return last
