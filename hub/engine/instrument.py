@@ -3,8 +3,10 @@ statement of its async code (see ``js/debug_instrument.js`` for the exact shape)
 
 Only a debug run is instrumented. The job is parsed by acorn inside V8, in one
 context per process that is loaded on first use and shared under a lock (parsing
-is quick, loading acorn is not). The call blocks for the parse; a caller on the
-event loop should run it in a thread.
+is quick, loading acorn is not). The same context holds the strict-mode check
+(``js/strict_check.js``, see ``hub.engine.strictness``): ``acorn_call`` is the way
+in for both. A call blocks for the parse; a caller on the event loop should run it
+in a thread.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from hub.engine import v8
 from hub.engine.modules import MODULES_ROOT
 from shared.errors import InternalError
 
-__all__ = ["ACORN_BUILD", "Instrumented", "instrument"]
+__all__ = ["ACORN_BUILD", "Instrumented", "acorn_call", "instrument"]
 
 ACORN_BUILD = MODULES_ROOT / "acorn" / "dist" / "acorn.js"
-_SCRIPT = resources.files("hub.engine") / "js" / "debug_instrument.js"
+# Evaluated after acorn, each defining the global function acorn_call names.
+_SCRIPTS = tuple(resources.files("hub.engine") / "js" / name
+                 for name in ("debug_instrument.js", "strict_check.js"))
 
 
 @dataclass(frozen=True)
@@ -52,14 +56,16 @@ def _new_racer(acorn: Path) -> v8.Racer:
     try:
         acorn_source = acorn.read_text(encoding="utf-8")
     except OSError:
-        raise InternalError("The debugger needs acorn: run make setup") from None
+        raise InternalError("The hub's parser (the debugger, the strict-mode check) needs "
+                            "acorn: run make setup") from None
     racer = v8.Racer()
     try:
         racer.eval(acorn_source)
-        racer.eval(_SCRIPT.read_text(encoding="utf-8"))
+        for script in _SCRIPTS:
+            racer.eval(script.read_text(encoding="utf-8"))
     except v8.EvalError as exc:
         racer.close()
-        raise InternalError(f"The debugger's parser did not load: {v8.first_line(str(exc))}") \
+        raise InternalError(f"The hub's parser did not load: {v8.first_line(str(exc))}") \
             from None
     return racer
 
@@ -76,23 +82,25 @@ def _close() -> None:
 atexit.register(_close)
 
 
-def _run(source: str) -> dict[str, Any]:
+def acorn_call(function: str, source: str, failure: str) -> dict[str, Any]:
+    """The JSON answer of the global JS ``function`` (one of ``_SCRIPTS``') called on
+    ``source``; InternalError, starting with ``failure``, when it throws."""
     global _racer
     with _lock:
         if _racer is None:
             _racer = _new_racer(ACORN_BUILD)
         try:
-            raw = _racer.eval(f"__webjob_instrument({json.dumps(source)})")
+            raw = _racer.eval(f"{function}({json.dumps(source)})")
         except v8.EvalError as exc:
-            raise InternalError(f"The debugger could not instrument the job: "
-                                f"{v8.first_line(str(exc))}") from None
+            raise InternalError(f"{failure}: {v8.first_line(str(exc))}") from None
     result: dict[str, Any] = json.loads(str(raw))
     return result
 
 
 def instrument(source: str) -> Instrumented:
     """``source`` (a job body) with its pauses, or its syntax error."""
-    result = _run(source)
+    result = acorn_call("__webjob_instrument", source,
+                        "The debugger could not instrument the job")
     if not result["ok"]:
         error = result["error"]
         return Instrumented(ok=False, error=str(error["message"]), line=error["line"],

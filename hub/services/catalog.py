@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from hub.engine.engine import Engine
+from hub.engine.strictness import StrictFinding, strict_findings
 from hub.services.runs import JobRunner
 from hub.store.base import RESERVED_NAMES, JobStore, JobVersion, StoredJob, check_job_name
 from hub.store.dbjobs import DbJobStore
 from hub.store.files import FileJobStore
 from hub.store.importer import import_files
 from shared.errors import BadRequest, Conflict, JobChanged, JobDoesNotParse, NotFound
-from shared.header import parse_header, resolve_limits
+from shared.header import JobHeader, parse_header, resolve_limits
 
 log = logging.getLogger("webhub.catalog")
 MAX_CODE_BYTES = 2 * 1024 * 1024
@@ -30,8 +31,11 @@ class Catalog:
         self.files_dir = files_dir  # the jobs folder, for an import into the database
 
     def summary(self, stored: StoredJob) -> dict[str, Any]:
+        """The job as ``/available`` and a save list it. Blocks for the strict-mode
+        check of code it has not seen: a caller on the event loop uses ``_summary``."""
         job = self.runner.describe(stored.name, stored.code)
         header, resolved = job.header, job.resolved
+        strict = [f.as_text() for f in _strict(header, stored.code)]
         return {
             "name": stored.name,
             "title": header.name or stored.name,
@@ -44,7 +48,8 @@ class Catalog:
             "secrets": list(header.secrets),
             "limits": resolved.limits.as_job_view(),
             "extended": resolved.extended,
-            "warnings": header.warnings + list(resolved.notes) + _name_warnings(stored.name),
+            "warnings": (header.warnings + list(resolved.notes) + _name_warnings(stored.name)
+                         + strict),
             "store": self.store.kind,
             "modified": stored.modified,
             # What an editor sends back as ``baseVersion`` (null: the store cannot tell).
@@ -53,6 +58,9 @@ class Catalog:
 
     def available(self) -> list[dict[str, Any]]:
         return [self.summary(job) for job in self.store.list_jobs()]
+
+    async def _summary(self, stored: StoredJob) -> dict[str, Any]:
+        return await asyncio.to_thread(self.summary, stored)
 
     def current(self, name: str) -> StoredJob:
         """The job as it is now (its code and version)."""
@@ -73,18 +81,22 @@ class Catalog:
 
     async def problems(self, code: str) -> dict[str, Any]:
         """What a save would say of ``code``, without saving: the parse check (an
-        error) and the header's warnings (unreadable values, limits above the server's
-        maxima), each with its line and column."""
+        error), the header's warnings (unreadable values, limits above the server's
+        maxima) and what strict mode refuses (unless ``Isolation: fresh``), each with
+        its line and column."""
         if len(code.encode("utf-8")) > MAX_CODE_BYTES:
             raise BadRequest("A job's source may be at most 2 MB")
         found: list[dict[str, Any]] = []
+        header = parse_header(code)
         if code.strip():
             parsed = await self.engine.check_syntax(code)
             if not parsed.get("ok"):
                 found.append(_problem(parsed.get("line"), parsed.get("column"),
                                       str(parsed.get("message") or "Syntax error"),
                                       "error", "syntax"))
-        header = parse_header(code)
+            else:
+                for f in await asyncio.to_thread(_strict, header, code):
+                    found.append(_problem(f.line, f.column, f.message, "warning", "strict"))
         for (line, column), message in zip(header.warning_places, header.warnings,
                                            strict=True):
             found.append(_problem(line, column, message, "warning", "header"))
@@ -108,7 +120,7 @@ class Catalog:
         stored = await asyncio.to_thread(self.store.save, name, code, by, base_version)
         log.info("[WebJob:%s] saved as version %d by %s (%d bytes)", name, stored.version,
                  by or "unknown", len(code.encode("utf-8")))
-        return self.summary(stored)
+        return await self._summary(stored)
 
     async def delete(self, name: str, by: str | None = None) -> None:
         check_job_name(name)
@@ -153,7 +165,7 @@ class Catalog:
         stored = await asyncio.to_thread(self.store.restore, name, version, by)
         log.info("[WebJob:%s] version %d restored as version %d by %s", name, version,
                  stored.version, by or "unknown")
-        return self.summary(stored)
+        return await self._summary(stored)
 
     # -- deleted jobs -------------------------------------------------------------------
 
@@ -183,7 +195,7 @@ class Catalog:
                            "restored") from None
         log.info("[WebJob:%s] deleted job restored from version %d as version %d by %s",
                  name, last.version, stored.version, by or "unknown")
-        return self.summary(stored)
+        return await self._summary(stored)
 
     # -- the store --------------------------------------------------------------------
 
@@ -216,6 +228,12 @@ def _problem(line: Any, column: Any, message: str, severity: str,
     return {"line": line if isinstance(line, int) and line >= 1 else 1,
             "column": column if isinstance(column, int) and column >= 1 else 1,
             "message": message, "severity": severity, "source": source}
+
+
+def _strict(header: JobHeader, code: str) -> tuple[StrictFinding, ...]:
+    """What strict mode refuses in ``code``: nothing for a job that keeps the old
+    behaviour (``Isolation: fresh`` runs sloppy, in a fresh isolate)."""
+    return () if header.isolation == "fresh" else strict_findings(code)
 
 
 def _name_warnings(name: str) -> list[str]:
