@@ -134,7 +134,8 @@ class JobRunner:
             staff_id=caller.staff_id,
             approved_modules=list(self.settings.modules),
             modules=job.modules,
-            debugger=debugger, bridge=bridge, secret_names=names, secrets=values)
+            debugger=debugger, bridge=bridge, secret_names=names, secrets=values,
+            isolation=job.header.isolation)
         with LOG_MASK.hold(values.values()):  # until the run's last log line
             if self.history is None:
                 result = await self._engine_result(req)
