@@ -15,7 +15,7 @@ from hub.engine import crossing
 CAPACITY = 64 * 1024  # CHANNEL_BYTES in prelude.js
 OUTCOME_CAPACITY = 8 * 1024  # OUTCOME_BYTES in prelude.js
 _OUTCOME_AT = 16 + CAPACITY
-LIBRARY_AT = _OUTCOME_AT + 8 + OUTCOME_CAPACITY  # LIBRARY_AT in prelude.js
+MEMORY_BYTES = _OUTCOME_AT + 8 + OUTCOME_CAPACITY  # the channelMemory prelude.js makes
 
 
 class ConsoleChannel:
@@ -30,9 +30,13 @@ class ConsoleChannel:
         first = min(size, CAPACITY - pos)
         return bytes(self.ring[pos:pos + first]) + bytes(self.ring[:size - first])
 
-    def write_library(self, units: bytes) -> None:
-        """The library (see polyfills.js), before any job code can ask for it."""
-        self.memory[LIBRARY_AT:LIBRARY_AT + len(units)] = units
+    def reset(self) -> None:
+        """Before a run: no outcome yet, an empty ring (a warm isolate's channel
+        serves run after run; the sandbox resets its side as the run starts)."""
+        self.memory[_OUTCOME_AT:_OUTCOME_AT + 4] = (-1).to_bytes(4, "little", signed=True)
+        self.memory[0:8] = bytes(8)
+        self.read = 0
+        self.broken = False
 
     def drain(self) -> list[list[Any]]:
         if self.broken:

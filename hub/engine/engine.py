@@ -270,6 +270,7 @@ class _ActiveRun:
         message = protocol.encode({
             "op": "run", "run": self.req.job_id, "source": self.req.source, "spec": self._spec(),
             "memoryMb": self.req.limits.memory_mb, "modules": self.req.modules,
+            "isolation": self.req.isolation,
             "live": self.req.on_log is not None})
         if len(message) > self.worker.line_limit:
             raise LimitExceeded(

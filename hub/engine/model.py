@@ -77,6 +77,9 @@ class RunRequest:
     # every value is masked (``redactor``) in what leaves the run.
     secret_names: tuple[str, ...] = ()
     secrets: dict[str, str] = field(default_factory=dict)
+    # "warm": the worker's warm isolate, a new compartment (strict mode); "fresh":
+    # a fresh isolate and sloppy mode, for a job whose header says ``Isolation: fresh``.
+    isolation: str = "warm"
 
     @functools.cached_property
     def redactor(self) -> Redactor:

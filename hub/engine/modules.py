@@ -54,3 +54,13 @@ def loader_script(build: dict[str, str], source: str) -> str:
     return ("__webjob_host.provide(" + name + ", (function () { var window = globalThis, "
             "self = globalThis;\n" + source + "\n;const m = globalThis[" + glob + "]; "
             "delete globalThis[" + glob + "]; return m; }).call(globalThis));")
+
+
+def warm_loader_script(build: dict[str, str], source: str) -> str:
+    """The same for a warm isolate, whose global is frozen: ``window``, ``self``,
+    ``this`` and ``globalThis`` are a scratch object for the build, and the warm
+    host hardens the export (see warm_host.js's ``provide``)."""
+    name, glob = json.dumps(build["name"]), json.dumps(build["global"])
+    return ("__webjob_host.provide(" + name + ", (function () { const scratch = {}; "
+            "(function (window, self, globalThis) {\n" + source + "\n}).call(scratch, scratch, "
+            "scratch, scratch); return scratch[" + glob + "]; })());")

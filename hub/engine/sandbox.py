@@ -29,48 +29,27 @@ LogSink = Callable[[list[list[Any]]], None]
 CallSink = Callable[[dict[str, Any]], Coroutine[Any, Any, None] | None]
 
 _JS = resources.files("hub.engine") / "js"
-_CHUNK = re.compile(r"(SRC\.(\w+) = \(\) => \{/\*)(.*?)(\*/\};)", re.S)
 
 
-def _split_library(*scripts: str) -> tuple[list[str], dict[str, list[int]], bytes]:
-    """The scripts (polyfills.js, bytes.js, crypto.js, prelude.js) without their chunk
-    bodies, where each body was in the library (code units), and the library as UTF-16.
-    V8 scans every byte it is given, so text compiled only on a job's first use is
-    handed over as memory instead."""
-    index: dict[str, list[int]] = {}
-    parts: list[bytes] = []
-    at = 0
-
-    def take(match: re.Match[str]) -> str:
-        nonlocal at
-        if match.group(2) in index:
-            raise ValueError(f"two library chunks named {match.group(2)!r}")
-        units = match.group(3).encode("utf-16-le")
-        index[match.group(2)] = [at, len(units) // 2]
-        parts.append(units)
-        at += len(units) // 2
-        return match.group(1) + match.group(4)
-
-    stripped = [_CHUNK.sub(take, script) for script in scripts]
-    return stripped, index, b"".join(parts)
+def js_text(name: str) -> str:
+    return (_JS / name).read_text(encoding="utf-8")
 
 
-(_POLYFILLS, _BYTES, _CRYPTO, _PRELUDE), _LIBRARY_INDEX, LIBRARY = _split_library(
-    *((_JS / name).read_text(encoding="utf-8")
-      for name in ("polyfills.js", "bytes.js", "crypto.js", "prelude.js")))
-# One script, one eval (each eval is a ~0.2 ms round trip to the V8 thread); its
-# value is the console channel's memory, whose global is gone before any job code.
-_SANDBOX = "\n;\n".join([
-    _POLYFILLS.replace("/*@library-index*/null", json.dumps(_LIBRARY_INDEX)),
-    _BYTES,
-    (_JS / "responses.js").read_text(encoding="utf-8"),
-    _CRYPTO,
-    _PRELUDE.replace("0/*@library-bytes*/", str(len(LIBRARY))),
-    "(() => { const c = globalThis.__webjob_channel; delete globalThis.__webjob_channel; "
-    "return c })()"])
+# The web APIs, in the order every context evaluates them.
+WEB_APIS = ("polyfills.js", "bytes.js", "responses.js", "crypto.js")
+# The run machinery after them (the debugger's runtime first: prelude.js takes it).
+MACHINERY = ("debug_runtime.js", "prelude.js", "run.js")
+# The script's value is the console channel's memory, whose global is gone before any job code.
+TAKE_CHANNEL = ("(() => { const c = globalThis.__webjob_channel; "
+                "delete globalThis.__webjob_channel; return c })()")
 
-# Only a debug run compiles the step debugger's runtime (~5% of a context's set-up).
-_DEBUG_RUNTIME = (_JS / "debug_runtime.js").read_text(encoding="utf-8")
+
+def sandbox_script(*names: str, tail: str = TAKE_CHANNEL) -> str:
+    """The sandbox files joined into one script (each eval is a ~0.2 ms round trip)."""
+    return "\n;\n".join([*(js_text(n) for n in names), tail])
+
+
+_FRESH_SANDBOX = sandbox_script(*WEB_APIS, *MACHINERY, "fresh_host.js")
 
 JOB_SCRIPT_PREFIX = "__webjob_host.run({spec}, async () => {{"
 _PARSE_ERROR = re.compile(r"^(?:<anonymous>|job\.js):(\d+): (.*)$")
@@ -123,12 +102,19 @@ class RawOutcome:
     body: str = ""
 
 
+def install_notifiers(prepared: PreparedContext) -> None:
+    """The two host functions the prelude captures (before any sandbox code runs):
+    notes (console batches, bridge calls, done) and the live console's wake-up."""
+    prepared.racer.install_notifier("__webjob_note", prepared.handle_note)
+    prepared.racer.install_notifier("__webjob_wake", lambda _text: prepared.handle_wake(),
+                                    with_args=False)
+
+
 async def prepare_context() -> PreparedContext:
-    racer = v8.Racer()
-    prepared = PreparedContext(racer)
-    racer.install_notifier("__webjob_note", prepared.handle_note)
-    prepared.channel = ConsoleChannel(racer.eval(_SANDBOX))
-    prepared.channel.write_library(LIBRARY)
+    """A fresh context for one run of a job with ``Isolation: fresh``."""
+    prepared = PreparedContext(v8.Racer())
+    install_notifiers(prepared)
+    prepared.channel = ConsoleChannel(prepared.racer.eval(_FRESH_SANDBOX))
     return prepared
 
 
@@ -197,25 +183,37 @@ def _parse_outcome(text: str, column_offset: int) -> RawOutcome:
 
 async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str, Any],
                          memory_mb: int, live: bool = False) -> RawOutcome:
-    """Run one job to its outcome. Runtime and CPU limits are the parent's job;
-    the memory limit is V8's hard heap limit, set here.
+    """Run one job in a fresh context (``Isolation: fresh``)."""
+    script, offset = job_script(source, spec)
+    prepared.racer.set_memory_limit(memory_mb * 1024 * 1024)
+    return await run_script(prepared, JobScript(script, offset, source), memory_mb, live)
+
+
+@dataclass(frozen=True)
+class JobScript:
+    """The script that starts a job, where the job's text begins on its first line
+    (``offset`` columns in), and the job's own text."""
+
+    text: str
+    offset: int
+    source: str
+
+
+async def run_script(prepared: PreparedContext, job: JobScript, memory_mb: int,
+                     live: bool = False) -> RawOutcome:
+    """Run one job script to its outcome. Runtime and CPU limits are the parent's job;
+    the memory limit (V8's hard heap limit) is set by the caller.
 
     ``live``: someone watches the console as it happens, so the job's synchronous
     part runs with the asyncio loop free to forward console lines (~0.4 ms dearer)."""
     racer = prepared.racer
-    racer.set_memory_limit(memory_mb * 1024 * 1024)
-    script, offset = job_script(source, spec)
+    if prepared.channel is not None:
+        prepared.channel.reset()
     try:
-        if spec.get("debug"):
-            racer.eval(_DEBUG_RUNTIME)
         if live:
-            # Only a watched run needs waking while its JavaScript still runs: the
-            # notifier costs two round trips into V8, so other runs go without.
-            racer.install_notifier("__webjob_wake", lambda _text: prepared.handle_wake(),
-                                   with_args=False)
-            await racer.eval_async(script)
+            await racer.eval_async(job.text)
         else:
-            racer.eval(script)
+            racer.eval(job.text)
         text = _outcome(prepared)
         while text == "":
             await _wait_done(prepared, memory_mb)
@@ -223,7 +221,7 @@ async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str,
     except v8.OutOfMemory:
         return _memory_failure(memory_mb)
     except v8.ParseError as exc:
-        return _syntax_failure(str(exc), offset, source)
+        return _syntax_failure(str(exc), job.offset, job.source)
     except v8.EvalError as exc:
         if racer.memory_limit_reached():
             return _memory_failure(memory_mb)
@@ -233,7 +231,7 @@ async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str,
         # let them run before the context (and its callbacks) goes away.
         await asyncio.sleep(0)
         prepared.forward_console()  # console lines not yet handed on, before the outcome
-    return _parse_outcome(str(text), offset)
+    return _parse_outcome(str(text), job.offset)
 
 
 def _outcome(prepared: PreparedContext) -> str:

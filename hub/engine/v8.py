@@ -126,6 +126,13 @@ class Racer:
     def set_memory_limit(self, limit_bytes: int) -> None:
         self._mr.set_hard_memory_limit(limit_bytes)
 
+    def heap_stats(self) -> dict[str, Any]:
+        return dict(self._mr.heap_stats())
+
+    def collect(self) -> None:
+        """A full garbage collection (V8's low-memory notification, ~40 ms)."""
+        self._mr.low_memory_notification()
+
     def memory_limit_reached(self) -> bool:
         return bool(self._mr.was_hard_memory_limit_reached())
 

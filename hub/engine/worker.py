@@ -1,9 +1,12 @@
-"""A worker process: runs one job at a time, each in a fresh V8 context.
+"""A worker process: runs one job at a time, in its warm isolate (see ``warm``),
+or in a fresh V8 context for a job with ``Isolation: fresh``.
 
 Started by the pool as ``python -m hub.engine.worker``; speaks JSON lines on
-stdin/stdout (see ``protocol``). After every run it builds the next context
-before saying ``ready``, so a request never waits for context set-up. The parent
-kills it to enforce runtime and CPU limits; it dies with its parent.
+stdin/stdout (see ``protocol``). After every run it checks its isolate (and
+builds a fresh context when recent jobs wanted one) before saying ``ready``, so a
+request never waits for set-up. An isolate that a run left spinning or too full
+is not repaired: the worker exits and the pool starts another. The parent kills
+it to enforce runtime and CPU limits; it dies with its parent.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import time
 from collections import deque
 from typing import Any
 
-from hub.engine import crossing, protocol, sandbox, v8
+from hub.engine import crossing, protocol, sandbox, v8, warm
 
 _PR_SET_PDEATHSIG = 1
 _TRIM_AFTER = 4 * 1024 * 1024  # a body this big is worth handing memory back after
@@ -43,23 +46,30 @@ def _send(obj: dict[str, Any], payload: bytes = b"") -> None:
 
 class Worker:
     def __init__(self) -> None:
-        self.prepared: sandbox.PreparedContext | None = None  # warm, waiting for a job
+        self.isolate: warm.WarmIsolate | None = None          # the warm isolate
+        self.fresh: sandbox.PreparedContext | None = None     # a fresh context, when wanted
+        self.spent: sandbox.PreparedContext | None = None     # the fresh context just used
         self.current: sandbox.PreparedContext | None = None   # running a job
         self.run_id: str | None = None                         # the run it belongs to
         self.tasks: set[asyncio.Task[None]] = set()
         self.recent_modules: deque[list[dict[str, str]]] = deque(maxlen=20)
-        # A bare context that only ever parses. It is made at once and kept for the
-        # worker's life for a second reason: V8 tears down its process-wide state
-        # (the read-only heap built from the snapshot) whenever the last isolate
-        # goes, and a run's isolate, closed before the next is made, then had to
-        # rebuild it. With this one alive a run costs ~8% fewer instructions.
+        self.recent_fresh: deque[bool] = deque(maxlen=20)
+        # A bare context that only ever parses. It is kept for the worker's life for
+        # a second reason: V8 tears down its process-wide state (the read-only heap
+        # built from the snapshot) whenever the last isolate goes, and a fresh
+        # context, closed before the next is made, then had to rebuild it.
         self.checker = v8.Racer()
 
     async def warm(self) -> None:
-        context = await sandbox.prepare_context()
+        """Get ready for the next run, off the request path."""
+        if self.isolate is None:
+            self.isolate = warm.build()
         for build in self.wanted_modules():  # what recent jobs needed, loaded while idle
-            sandbox.load_module(context, build)
-        self.prepared = context
+            warm.load_module(self.isolate, build)
+        if self.fresh is None and any(self.recent_fresh):
+            self.fresh = await sandbox.prepare_context()
+            for build in self.wanted_modules():
+                sandbox.load_module(self.fresh, build)
         _send({"t": "ready", "pid": os.getpid()})
 
     def wanted_modules(self) -> list[dict[str, str]]:
@@ -81,19 +91,14 @@ class Worker:
         task.add_done_callback(self.tasks.discard)
 
     async def run(self, msg: dict[str, Any]) -> None:
-        context, self.prepared = self.prepared, None
-        assert context is not None, "a run arrived before the worker was ready"
-        self.current, self.run_id = context, str(msg.get("run"))
-        context.on_log, context.on_call = self.on_log, self.on_call
+        fresh = msg.get("isolation") == "fresh"
         wanted = [m for m in msg.get("modules", []) if isinstance(m, dict)]
-        for build in wanted:
-            sandbox.load_module(context, build)
         self.recent_modules.append(wanted)
+        self.recent_fresh.append(fresh)
         caps = protocol.Caps.from_message(msg["spec"].get("caps"))
         cpu0 = time.process_time()
         try:
-            outcome = await sandbox.run_in_context(
-                context, msg["source"], msg["spec"], int(msg["memoryMb"]), bool(msg.get("live")))
+            outcome = await self._run_job(msg, fresh, wanted)
         except Exception as exc:  # the hub must hear of every run's end
             outcome = sandbox.RawOutcome({"ok": False, "code": "JOB-001", "logs": [],
                                           "message": f"The worker could not run the job: {exc}"})
@@ -101,16 +106,55 @@ class Worker:
         self.current = self.run_id = None
         meta, body = _answer(outcome, caps)
         _send({"t": "done", "meta": meta, "len": len(body), "cpuMs": cpu_ms}, body)
-        context.close()  # ~1 ms: after the answer, not before it
+        await self._after_run(fresh)
         if len(body) >= _TRIM_AFTER:
             _give_back_memory()
         await self.warm()
+
+    async def _run_job(self, msg: dict[str, Any], fresh: bool,
+                       wanted: list[dict[str, str]]) -> sandbox.RawOutcome:
+        source, spec, memory_mb = msg["source"], msg["spec"], int(msg["memoryMb"])
+        live = bool(msg.get("live"))
+        if fresh:
+            context = self.fresh or await sandbox.prepare_context()
+            self.fresh, self.spent = None, context
+            for build in wanted:
+                sandbox.load_module(context, build)
+            self._own(context, msg)
+            return await sandbox.run_in_context(context, source, spec, memory_mb, live)
+        isolate = self.isolate or warm.build()
+        self.isolate = isolate
+        for build in wanted:
+            warm.load_module(isolate, build)
+        self._own(isolate, msg)
+        return await warm.run(isolate, source, spec, memory_mb, live)
+
+    def _own(self, context: sandbox.PreparedContext, msg: dict[str, Any]) -> None:
+        self.current, self.run_id = context, str(msg.get("run"))
+        context.on_log, context.on_call = self.on_log, self.on_call
+
+    async def _after_run(self, fresh: bool) -> None:
+        """A fresh context serves one run; the warm isolate serves the next one
+        unless the run left it spinning or too full: then the worker ends, and the
+        pool starts another (a spinning isolate cannot be stopped from here)."""
+        if self.spent is not None:
+            self.spent.close()  # ~1 ms: after the answer, not before it
+            self.spent = None
+        if fresh:
+            return
+        isolate = self.isolate
+        if isolate is not None and not await warm.settle(isolate):
+            self.isolate = None
+            if isolate.lost or isolate.runs >= warm.MAX_RUNS:
+                isolate.close()  # ~1 ms; the next isolate is built while idle
+                return
+            os._exit(0)
 
     def check(self, msg: dict[str, Any]) -> None:
         _send({"t": "checked", **sandbox.check_syntax(self.checker, str(msg["source"]))})
 
     async def reply(self, msg: dict[str, Any]) -> None:
-        # Only the run that asked gets the answer: call ids restart in every context.
+        # Only the run that asked gets the answer: call ids restart in every run.
         ours = msg.get("run") == self.run_id and type(msg.get("id")) is int
         if self.current is not None and ours:
             await sandbox.reply_to_call(self.current, msg["id"], bool(msg.get("ok")),

@@ -1,0 +1,40 @@
+// The host of a fresh context (a job with `Isolation: fresh`): one run, whose
+// globals are the context's own globals, in sloppy mode, as jobs ran before the
+// warm engine. Evaluated after run.js; defines the hidden __webjob_host the worker
+// drives (run, poll, reply, provide) and leaves the channel memory in
+// __webjob_channel, which the worker takes and deletes in the same eval.
+(() => {
+  'use strict';
+  const G = globalThis;
+  const sandbox = G.__webjob_sandbox;
+  delete G.__webjob_sandbox;
+  const { defineProperty, getOwnPropertyDescriptor, freeze, keys } = Object;
+  const { parse } = JSON;
+  const run = sandbox.newRun();
+  let started = false;
+
+  const define = (name, value) => {
+    const d = getOwnPropertyDescriptor(G, name);
+    if (d && !d.configurable) { G[name] = value; return; }
+    defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
+  };
+  const host = freeze({
+    run(specJson, job) {
+      if (started) throw new Error('A run is already started');
+      started = true;
+      const globals = run.globals(parse(specJson), 0);
+      const names = keys(globals);
+      for (let i = 0; i < names.length; i++) {
+        if (globals[names[i]] !== undefined) define(names[i], globals[names[i]]);
+      }
+      run.start(job);
+    },
+    poll: run.poll,
+    reply: run.reply,
+    bridge: run.bridge,  // a fresh job may call the host directly (its calls are checked there all the same)
+    provide: sandbox.provide,
+  });
+  defineProperty(G, '__webjob_host', { value: host, writable: false, configurable: false, enumerable: false });
+  G.__webjob_channel = sandbox.channelMemory;
+})();
+//# sourceURL=webjobs:fresh-host

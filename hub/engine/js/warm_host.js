@@ -1,0 +1,140 @@
+// The host of a warm isolate: evaluated once, after SES's lockdown() and the whole
+// sandbox, it hardens everything runs share and then serves run after run, each in
+// a new SES Compartment with globals of its own (run.js's newRun()).
+//
+// A run's job is compiled by the worker as a top-level script
+//   __webjob_host.runWarm(spec, function (<NAMES>) { return function () { 'use strict'; <body> } })
+// so every name on this (frozen) global is shadowed by a parameter holding the
+// run's value: its own globals, the shared web APIs, this start compartment's
+// Date, Math and Intl (SES's compartments make Date.now() and Math.random() throw),
+// and the rest from the run's compartment (eval, Function and globalThis evaluate
+// there). No scope proxy stands between the job and its names (SES's makes every
+// global lookup 90-235x slower), and a name declared nowhere is a ReferenceError.
+(() => {
+  'use strict';
+  const G = globalThis;
+  const sandbox = G.__webjob_sandbox;
+  delete G.__webjob_sandbox;
+  const { defineProperty, freeze, getOwnPropertyNames, hasOwn } = Object;
+  const { parse, stringify } = JSON;
+  const apply = Reflect.apply;
+  const CompartmentC = G.Compartment, hardenF = G.harden, ErrorC = Error;
+  const regTest = Function.prototype.call.bind(RegExp.prototype.test);
+  const push = Function.prototype.call.bind(Array.prototype.push);
+
+  // What SES's compartments lack or tame, given from here (all frozen by lockdown or hardened below).
+  const FROM_START = ['Date', 'Math', 'Intl', 'Float16Array', 'Float32Array', 'Float64Array',
+    'DisposableStack', 'AsyncDisposableStack', 'SuppressedError', 'DOMException', 'TextEncoder',
+    'TextDecoder', 'atob', 'btoa', 'Buffer', 'URL', 'URLSearchParams', 'structuredClone', 'Event',
+    'EventTarget', 'AbortSignal', 'AbortController'];
+  // What no run may reach: SES's own tools, and what compartments do not have.
+  const REMOVE = ['Compartment', 'harden', 'lockdown', 'assert', 'getStackString', 'repairIntrinsics',
+    'FinalizationRegistry', 'WeakRef'];
+  // A run's own globals (run.js): always parameters, whether or not the global has them.
+  const RUN_NAMES = ['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval', 'queueMicrotask',
+    'Promise', 'params', 'request', 'userID', 'isAuthenticated', 'limits', 'console', 'response', 'sign',
+    'verify', 'breakpoint', '__dbg', 'require', 'db', 'http', 'crypto', 'secrets', 'reportError'];
+  const HIDDEN = ['Compartment', 'harden', 'lockdown'];
+  const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+  const IMMUTABLE = ['undefined', 'NaN', 'Infinity'];
+
+  const shared = { __proto__: null };  // filled by seal()
+
+  // Module state that harden() cannot see is shared by every run of the isolate:
+  // date-fns keeps its default options in a closure, so setDefaultOptions would
+  // change them for every later run. Its copy for jobs refuses that.
+  function guarded(name, value) {
+    if (name !== 'date-fns' || value === null || typeof value !== 'object') return value;
+    return { ...value, setDefaultOptions() {
+      throw new TypeError("date-fns' setDefaultOptions() would change the defaults of every later run " +
+        'on this hub: pass the options to each call instead');
+    } };
+  }
+
+  let current = null;  // the run this isolate serves now: { run, globals }
+  // Shared code (the web APIs) reads these from the global when it is called: they
+  // reach the run it was called for.
+  const forward = (name) => function (...args) {
+    if (current === null) return undefined;
+    return apply(current.globals[name], undefined, args);
+  };
+  let names = null;     // the parameters every job function takes, in order
+
+  function seal() {
+    for (let i = 0; i < FROM_START.length; i++) {
+      if (hasOwn(G, FROM_START[i])) shared[FROM_START[i]] = hardenF(G[FROM_START[i]]);
+    }
+    for (const name of ['setTimeout', 'clearTimeout', 'reportError']) {
+      defineProperty(G, name, { value: forward(name), writable: false, configurable: false });
+    }
+    const levels = { __proto__: null };
+    for (const level of ['log', 'info', 'debug', 'warn', 'error', 'trace']) {
+      levels[level] = (...args) => { if (current !== null) apply(current.globals.console[level], undefined, args); };
+    }
+    defineProperty(G, 'console', { value: freeze(levels), writable: false, configurable: false });
+    for (let i = 0; i < sandbox.shared.length; i++) hardenF(sandbox.shared[i]);
+    const found = [];
+    const own = getOwnPropertyNames(G);
+    for (let i = 0; i < REMOVE.length; i++) delete G[REMOVE[i]];
+    for (let i = 0; i < own.length; i++) {
+      const n = own[i];
+      if (regTest(IDENTIFIER, n) && IMMUTABLE.indexOf(n) < 0 && REMOVE.indexOf(n) < 0) push(found, n);
+    }
+    for (let i = 0; i < RUN_NAMES.length; i++) if (found.indexOf(RUN_NAMES[i]) < 0) push(found, RUN_NAMES[i]);
+    if (found.indexOf('globalThis') < 0) push(found, 'globalThis');
+    names = freeze(found);
+    freeze(G);
+  }
+
+  function valuesFor(globals, compartmentGlobal) {
+    const values = new Array(names.length);
+    for (let i = 0; i < names.length; i++) {
+      const n = names[i];
+      if (hasOwn(globals, n)) values[i] = globals[n];
+      else if (n in shared) values[i] = shared[n];
+      else if (n === 'globalThis') values[i] = compartmentGlobal;
+      else values[i] = compartmentGlobal[n];
+    }
+    return values;
+  }
+
+  function runWarm(specJson, outer) {
+    if (current !== null && !current.run.ended()) throw new ErrorC('A run is already started');
+    sandbox.channelReset();
+    const run = sandbox.newRun();
+    const globals = run.globals(parse(specJson), 0);
+    current = { run, globals };
+    let job;
+    try {
+      // eval() and new Function() code in the job evaluates in the compartment, and
+      // sees the run's globals there too.
+      const endowed = { ...shared };
+      for (let i = 0; i < RUN_NAMES.length; i++) {
+        if (globals[RUN_NAMES[i]] !== undefined) endowed[RUN_NAMES[i]] = globals[RUN_NAMES[i]];
+      }
+      const compartment = new CompartmentC({ __options__: true, globals: endowed });
+      // SES's own tools stay out of reach, as their bare names are
+      for (let i = 0; i < HIDDEN.length; i++) delete compartment.globalThis[HIDDEN[i]];
+      job = apply(outer, undefined, valuesFor(globals, compartment.globalThis));
+    } catch (err) {
+      run.fail(err);
+      return;
+    }
+    run.start(job);
+  }
+
+  const host = freeze({
+    runWarm,
+    poll: () => (current === null ? '' : current.run.poll()),
+    reply: (id, ok, valueJson) => { if (current !== null) current.run.reply(id, ok, valueJson); },
+    provide(name, value) { sandbox.provide(name, hardenF(guarded(name, value))); },
+    // The worker's question once a run has answered: this eval only gets a turn when
+    // the isolate is idle, so no answer in time means something of the run still spins.
+    idle() { current = null; return 'idle'; },
+    seal,
+    names: () => stringify(names),
+  });
+  defineProperty(G, '__webjob_host', { value: host, writable: false, configurable: false, enumerable: false });
+  G.__webjob_channel = sandbox.channelMemory;
+})();
+//# sourceURL=webjobs:warm-host
