@@ -77,9 +77,7 @@ class PreparedContext:
 
     def handle_note(self, text: str) -> None:
         kind, rest = text[:1], text[1:]
-        if kind == "D":
-            self.done.set()
-        elif kind == "L" and self.on_log is not None:
+        if kind == "L" and self.on_log is not None:
             self.forward_console()  # earlier lines first
             lines = crossing.log_lines(crossing.parse_json(rest))
             if lines:
@@ -103,10 +101,12 @@ class RawOutcome:
 
 
 def install_notifiers(prepared: PreparedContext) -> None:
-    """The two host functions the prelude captures (before any sandbox code runs):
-    notes (console batches, bridge calls, done) and the live console's wake-up."""
+    """The host functions the prelude captures (before any sandbox code runs): notes
+    (console batches, bridge calls), the live console's wake-up and the run's end."""
     prepared.racer.install_notifier("__webjob_note", prepared.handle_note)
     prepared.racer.install_notifier("__webjob_wake", lambda _text: prepared.handle_wake(),
+                                    with_args=False)
+    prepared.racer.install_notifier("__webjob_done", lambda _text: prepared.done.set(),
                                     with_args=False)
 
 
@@ -197,6 +197,9 @@ class JobScript:
     text: str
     offset: int
     source: str
+    # The run notes its end when it did not settle within the eval (run.js): then
+    # the outcome is awaited, never asked for.
+    notes_done: bool = False
 
 
 async def run_script(prepared: PreparedContext, job: JobScript, memory_mb: int,
@@ -214,7 +217,7 @@ async def run_script(prepared: PreparedContext, job: JobScript, memory_mb: int,
             await racer.eval_async(job.text)
         else:
             racer.eval(job.text)
-        text = _outcome(prepared)
+        text = _outcome(prepared, ask=not job.notes_done)
         while text == "":
             await _wait_done(prepared, memory_mb)
             text = _outcome(prepared)
@@ -234,12 +237,14 @@ async def run_script(prepared: PreparedContext, job: JobScript, memory_mb: int,
     return _parse_outcome(str(text), job.offset)
 
 
-def _outcome(prepared: PreparedContext) -> str:
+def _outcome(prepared: PreparedContext, ask: bool = True) -> str:
     """The outcome, from shared memory when the prelude could leave it there; else
-    asked of V8 ('' while the job is still running)."""
+    asked of V8 ('' while the job is still running, and when not to ``ask``)."""
     channel = prepared.channel
     text = channel.outcome() if channel is not None else None
-    return text if text is not None else str(prepared.racer.eval("__webjob_host.poll()"))
+    if text is not None:
+        return text
+    return str(prepared.racer.eval("__webjob_host.poll()")) if ask else ""
 
 
 async def _wait_done(prepared: PreparedContext, memory_mb: int) -> None:

@@ -11,6 +11,9 @@
   const G = globalThis;
   const note = G.__webjob_note;
   const wake = typeof G.__webjob_wake === 'function' ? G.__webjob_wake : null;
+  // The run's end, told without an argument: reading one would need the isolate, which
+  // work the job left spinning may never give back (the outcome is in shared memory).
+  const done = G.__webjob_done;
   const bytes = G.__webjob_bytes;
   const responses = G.__webjob_responses;
   const cryptoHost = G.__webjob_crypto;
@@ -40,7 +43,7 @@
   const StringC = String, NumberC = Number, floor = Math.floor, trunc = Math.trunc;
   const MapC = Map, WeakSetC = WeakSet, SetC = Set;
 
-  for (const name of ['__webjob_note', '__webjob_wake', '__webjob_bytes', '__webjob_responses',
+  for (const name of ['__webjob_note', '__webjob_wake', '__webjob_done', '__webjob_bytes', '__webjob_responses',
     '__webjob_debug_runtime', '__webjob_crypto', 'SharedArrayBuffer', 'Atomics', 'WebAssembly',
     '__timer_manager', 'setTimeout', 'clearTimeout', 'console']) {
     // mini-racer declares its timer helpers with `var`: those can only be overwritten.
@@ -265,7 +268,7 @@
   const moduleOf = (name) => (mapHas(modules, name) ? mapGet(modules, name) : undefined);
 
   defineProperty(G, '__webjob_kit', { configurable: true, value: freeze({
-    note, wake, bytes, responses, cryptoHost, debugRuntime, apply, stringify, parse, freeze, keys,
+    note, wake, done, bytes, responses, cryptoHost, debugRuntime, apply, stringify, parse, freeze, keys,
     defineProperty, getOwnPropertyDescriptor, NativePromise, thenOf, mapGet, mapSet, mapHas,
     mapDelete, mapClear, push, strSlice, strIndexOf, regExec, now, ErrorC, TypeErrorC, isArray,
     StringC, NumberC, floor, MapC, enc, later, cancelWaits, channelMemory, channelReset,

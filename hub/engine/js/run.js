@@ -9,7 +9,7 @@
   const G = globalThis;
   const kit = G.__webjob_kit;
   delete G.__webjob_kit;
-  const { note, wake, responses, cryptoHost, debugRuntime, apply, stringify, parse, freeze,
+  const { note, wake, done, responses, cryptoHost, debugRuntime, apply, stringify, parse, freeze,
     NativePromise, thenOf, mapGet, mapSet, mapHas, mapDelete, mapClear, push, strSlice, strIndexOf,
     regExec, now, ErrorC, TypeErrorC, isArray, StringC, NumberC, floor, MapC, enc, later, cancelWaits,
     outcomeToMemory, toChannel, format, signWith, verifyWith, httpOptions, httpResponse, requestView,
@@ -164,7 +164,7 @@
       outcome = head + '\n' + (typeof body === 'string' ? body : '');
       outcomeToMemory(outcome);
       try { mapClear(timers); mapClear(calls); cancelWaits(waits); } catch (e) { /* the run is over anyway */ }
-      if (asyncMode) note('D');
+      if (asyncMode) done();
     }
     function overCap(limit) {
       const text = CAP_TEXT[limit];  // indexed, not destructured: a job may replace iterators
@@ -332,6 +332,9 @@
       } catch (err) { fail(err); return; }
       if (thenable) thenOf(NativePromise.resolve(p), succeed, (err) => fail(err));
       else succeed(p);
+      // Not settled within the eval: the worker waits for the note, and never asks with
+      // another eval (which would wait behind whatever the job left in the microtask queue).
+      if (outcome === null) asyncMode = true;
     }
     return freeze({
       globals,
