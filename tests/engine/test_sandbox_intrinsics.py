@@ -2,12 +2,15 @@
 intrinsics: a redefined ``Uint8Array.prototype.length`` (or %TypedArray%'s) must not
 make the outcome or console unreadable (it once hung the run to its runtime limit),
 and a replaced ``Uint8Array[Symbol.species]`` must not reach UTF-8 encoding, the
-console channel, sign/verify or crypto's random bytes."""
+console channel, sign/verify or crypto's random bytes. Under ``Isolation: fresh`` the
+rewrite takes effect; under the warm engine it is refused (built-ins are frozen) and
+the job goes on, and both must give the same answer."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.engine.battery import ISOLATIONS
 from tests.engine.conftest import EngineHarness, body_json
 
 LENGTH_TRICKS = [
@@ -30,26 +33,35 @@ const token = sign({ n: 1 })
 const mac = crypto.hmac('sha256', 'key', 'The quick brown fox jumps over the lazy dog')
 const few = crypto.getRandomValues(new Uint8Array(5))
 return { ok: verify(token).n === 1, mac, uuid: crypto.randomUUID().length, few: few.byteLength,
-         caught: globalThis.caught || 0, text: 'ünïcödé ✓' }"""
+         caught: globalThis.caught || 0, text: 'ünïcödé ✓', refused }"""
 MAC = "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8"
+REFUSED = {"fresh": None, "warm": "TypeError"}  # what the try around the trick caught
 
 
+def tried(trick: str) -> str:
+    return f"let refused = null\ntry {{\n{trick}\n}} catch (e) {{ refused = e.name }}\n"
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
 @pytest.mark.parametrize("live", [False, True])
 @pytest.mark.parametrize("trick", LENGTH_TRICKS + SPECIES_TRICKS + ITERATOR_TRICKS)
 def test_rewritten_typed_arrays_break_only_the_job(engine: EngineHarness, trick: str,
-                                                   live: bool) -> None:
-    result = engine.run(f"{trick}\n{WORK}", live=live)
+                                                   live: bool, isolation: str) -> None:
+    result = engine.run(tried(trick) + WORK, live=live, isolation=isolation)
     assert result.runtime_ms < 3000  # it ends at once, not at the runtime limit
     got = body_json(result)
     assert got == {"ok": True, "mac": MAC, "uuid": 36, "few": 5, "caught": 0,
-                   "text": "ünïcödé ✓"}
+                   "text": "ünïcödé ✓", "refused": REFUSED[isolation]}
     assert [line.message for line in result.logs] == ["logged ✓ after the trick"]
     if live:
         assert [line.message for line in result.streamed] == [  # type: ignore[attr-defined]
             "logged ✓ after the trick"]
 
 
-def test_a_large_outcome_is_read_whatever_length_says(engine: EngineHarness) -> None:
-    source = (f"{LENGTH_TRICKS[0]}\nreturn 'x'.repeat(100000)")
-    result = engine.run(source)
-    assert result.runtime_ms < 3000 and body_json(result) == "x" * 100000
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_a_large_outcome_is_read_whatever_length_says(engine: EngineHarness,
+                                                      isolation: str) -> None:
+    source = tried(LENGTH_TRICKS[0]) + "return [refused, 'x'.repeat(100000)]"
+    result = engine.run(source, isolation=isolation)
+    assert result.runtime_ms < 3000
+    assert body_json(result) == [REFUSED[isolation], "x" * 100000]
