@@ -162,7 +162,7 @@ def test_random_uuid_is_version_4_and_unique(engine: EngineHarness) -> None:
     pattern = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
     assert all(pattern.match(u) for u in got)
     assert len(set(got)) == 500
-    other = run(engine, "return crypto.randomUUID()")  # a new run, a new context
+    other = run(engine, "return crypto.randomUUID()")  # a new run
     assert other not in got
 
 
@@ -181,24 +181,38 @@ return { same, zeros: a.filter((x) => x === 0).length, distinct: counts.filter((
 
 
 def test_crypto_is_frozen_and_cannot_be_bent_by_the_job(engine: EngineHarness) -> None:
-    got = run(engine, """Uint8Array.prototype.set = () => { throw new Error('bent') }
+    # Only a fresh context's job can rewrite built-ins (a warm run's are frozen): crypto
+    # captured what it uses before any job code, so the rewrite cannot reach it.
+    got = body_json(engine.run("""Uint8Array.prototype.set = () => { throw new Error('bent') }
 Math.random = () => 0
 Array.prototype[Symbol.iterator] = function* () { yield 'bent' }
 let frozen = false
 try { crypto.hash = null } catch (e) { frozen = true }
-return [Object.isFrozen(crypto), crypto.hash('sha256', 'abc'), crypto.randomUUID().length]""")
+return [Object.isFrozen(crypto), crypto.hash('sha256', 'abc'), crypto.randomUUID().length]""",
+                               isolation="fresh"))
     assert got == [True, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", 36]
 
 
-def test_sign_and_verify_compiled_after_the_job_bent_the_intrinsics(
-        engine: EngineHarness) -> None:
-    # Their code (and SHA-256's) is compiled on first use, after this job's first lines.
-    got = run(engine, """Uint8Array.prototype.set = () => { throw new Error('bent') }
+def test_a_warm_run_cannot_change_crypto_for_the_next(engine: EngineHarness) -> None:
+    bend = """const tries = [() => { crypto.hash = null }, () => { Math.random = () => 0 },
+  () => { Object.getPrototypeOf(crypto).hash = () => 'bent' },
+  () => { Uint8Array.prototype.toHex = () => 'bent' }]
+return tries.map((f) => { try { f(); return 'changed' } catch (e) { return e.name } })"""
+    for _ in range(3):
+        assert run(engine, bend) == ["TypeError"] * 4
+        assert run(engine, "return crypto.hash('sha1', 'abc')") == (
+            "a9993e364706816aba3e25717850c26c9cd0d89d")
+
+
+def test_sign_and_verify_survive_the_job_bending_the_intrinsics(engine: EngineHarness) -> None:
+    # bytes.js captured what sign/verify and SHA-256 use before the job's first line.
+    got = body_json(engine.run("""Uint8Array.prototype.set = () => { throw new Error('bent') }
 Array.prototype[Symbol.iterator] = function* () { yield 'bent' }
 String.prototype.slice = () => 'bent'
 JSON.parse = () => 'bent'
 const token = sign({ uid: 7 }, 60)
-return [verify(token), verify(token.slice(0, -1) + 'x'), token.split('.').length]""")
+return [verify(token), verify(token.slice(0, -1) + 'x'), token.split('.').length]""",
+                               isolation="fresh"))
     assert got == [{"uid": 7}, None, 2]
 
 

@@ -1,8 +1,9 @@
-"""hub/engine/js/polyfills.js: the web APIs a bare V8 context lacks.
+"""hub/engine/js/web/*.js: the web APIs a bare V8 context lacks.
 
-Each test gets a fresh mini-racer context with the polyfills evaluated, and checks
-known answers (Python's own base64/hex/UTF-8 codecs for random data, WHATWG URL
-examples, browser behaviour for the rest)."""
+Each test gets a fresh mini-racer context with the sandbox's API files evaluated as
+production evaluates them (``scripts.web_apis_source()``), and checks known answers
+(Python's own base64/hex/UTF-8 codecs for random data, WHATWG URL examples, browser
+behaviour for the rest)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,18 @@ import random
 import struct
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from py_mini_racer import JSEvalException, MiniRacer
 
-SOURCE = (Path(__file__).parents[2] / "hub/engine/js/polyfills.js").read_text(encoding="utf-8")
+from hub.engine import scripts
+
+SOURCE = scripts.web_apis_source()
 GLOBALS = {"DOMException", "TextEncoder", "TextDecoder", "atob", "btoa", "Buffer", "URL",
            "URLSearchParams", "structuredClone", "Event", "EventTarget", "AbortSignal",
            "AbortController"}
+HIDDEN = {"__webjob_bytes", "__webjob_responses", "__webjob_crypto"}  # the prelude's to take
 
 
 class JS:
@@ -34,7 +37,7 @@ class JS:
 
     def json(self, expr: str) -> Any:
         """The value of a JS expression, through JSON."""
-        return json.loads(self.mr.eval(f"JSON.stringify({expr})"))
+        return json_of(self.mr, expr)
 
     def error(self, code: str) -> str:
         """The JS error that ``code`` throws, as text."""
@@ -50,48 +53,70 @@ def js() -> Iterator[JS]:
     ctx.mr.close()
 
 
+def json_of(mr: MiniRacer, expr: str) -> Any:
+    return json.loads(str(mr.eval(f"JSON.stringify({expr})")))
+
+
 def rand_bytes(seed: int, n: int) -> bytes:
     return random.Random(seed).randbytes(n)
 
 
-# ---- the script itself ---------------------------------------------------------------------
+# ---- the scripts themselves ----------------------------------------------------------------
 
 
-def test_script_shape() -> None:
-    code = [ln for ln in SOURCE.splitlines() if ln.strip() and not ln.startswith("//")]
+@pytest.mark.parametrize("name", scripts.WEB_APIS)
+def test_each_file_is_one_strict_function_named_by_its_source_url(name: str) -> None:
+    text = scripts.file_text(name)
+    code = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("//")]
     assert code[0] == "(() => {"
     assert code[1].strip() == "'use strict';"
     assert code[-1] == "})();"
-    assert SOURCE.rstrip("\n").splitlines()[-1] == "//# sourceURL=webjobs:polyfills"
+    assert text.rstrip("\n").splitlines()[-1] == f"//# sourceURL=webjobs:{name[:-3]}"
+    assert text.isascii()  # one character past Latin-1 and V8 keeps the script as UTF-16
 
 
 def test_installs_exactly_the_api_as_builtin_like_globals() -> None:
     with MiniRacer() as mr:
-        before = set(json.loads(mr.eval("JSON.stringify(Object.getOwnPropertyNames(globalThis))")))
+        before = set(json_of(mr, "Object.getOwnPropertyNames(globalThis)"))
         mr.eval(SOURCE)
-        after = set(json.loads(mr.eval("JSON.stringify(Object.getOwnPropertyNames(globalThis))")))
-        assert after - before == GLOBALS
+        after = set(json_of(mr, "Object.getOwnPropertyNames(globalThis)"))
+        assert after - before == GLOBALS | HIDDEN
         assert before - after == set()
-        descs = json.loads(mr.eval(f"""JSON.stringify(Object.fromEntries(
+        descs = json_of(mr, f"""Object.fromEntries(
             {json.dumps(sorted(GLOBALS))}.map((k) => {{
                 const d = Object.getOwnPropertyDescriptor(globalThis, k);
                 return [k, [typeof d.value, d.writable, d.enumerable, d.configurable]];
-            }})))"""))
+            }}))""")
         for name, desc in descs.items():
             assert desc == ["function", True, False, True], name
-        assert not set(json.loads(mr.eval("JSON.stringify(Object.keys(globalThis))"))) & GLOBALS
-        # using every API (which compiles its code) adds no globals either
+        assert not set(json_of(mr, "Object.keys(globalThis)")) & GLOBALS
+        # using every API adds no globals either
         mr.eval("""new URL('http://x/?a=1').searchParams.get('a'); Buffer.from('x').toString('hex');
             new TextDecoder().decode(new TextEncoder().encode('x')); atob(btoa('x'));
             structuredClone({}); new AbortController().abort(); new DOMException('x');""")
-        final = set(json.loads(mr.eval("JSON.stringify(Object.getOwnPropertyNames(globalThis))")))
+        final = set(json_of(mr, "Object.getOwnPropertyNames(globalThis)"))
         assert final == after
 
 
-def test_shells_behave_like_the_classes(js: JS) -> None:
+def test_the_functions_are_like_builtins(js: JS) -> None:
+    assert js.json("""['atob', 'btoa', 'structuredClone'].map((k) => [globalThis[k].name,
+        globalThis[k].length, 'prototype' in globalThis[k]])""") == [
+        ["atob", 1, False], ["btoa", 1, False], ["structuredClone", 1, False]]
+    assert "TypeError" in js.error("new atob('YQ==')")
+    assert js.json("""Object.entries(__webjob_crypto.crypto).map(([k, f]) => [k, f.length,
+        'prototype' in f])""") == [["hash", 3, False], ["hmac", 4, False],
+                                   ["timingSafeEqual", 2, False], ["randomUUID", 0, False],
+                                   ["getRandomValues", 1, False]]
+
+
+def test_classes_behave_like_builtins(js: JS) -> None:
     assert js.json("""[typeof URL.prototype.toJSON, 'searchParams' in URL.prototype,
-        typeof Buffer.prototype.readUInt32LE, URL.name, URL.length, Buffer.length]""") == [
-        "function", True, "function", "URL", 1, 3]
+        typeof Buffer.prototype.readUInt32LE, URL.name, URL.length, Buffer.length,
+        [DOMException, TextEncoder, TextDecoder, URLSearchParams, Event, EventTarget, AbortSignal,
+         AbortController].map((C) => C.name + C.length).join()]""") == [
+        "function", True, "function", "URL", 1, 3,
+        "DOMException0,TextEncoder0,TextDecoder0,URLSearchParams0,Event1,EventTarget0,"
+        "AbortSignal0,AbortController0"]
     assert js.json("""(() => {
         const u = new URL('http://x/'), b = Buffer.from('hi');
         class MyURL extends URL { get twice() { return this.href + this.href; } }
@@ -107,9 +132,14 @@ def test_shells_behave_like_the_classes(js: JS) -> None:
             new MyURL('http://y/').twice, got, t.n, t instanceof EventTarget,
             Object.prototype.toString.call(u),
                 Object.prototype.toString.call(new URLSearchParams()),
-            Object.getOwnPropertyNames(URLSearchParams.prototype).includes('getAll')];
+            Object.getOwnPropertyNames(URLSearchParams.prototype).includes('getAll'),
+            Object.prototype.toString.call(Buffer.alloc(1)),
+            Object.prototype.toString.call(new AbortController().signal),
+            Object.getPrototypeOf(AbortSignal.prototype) === EventTarget.prototype,
+            Object.getPrototypeOf(DOMException.prototype) === Error.prototype];
     })()""") == [True, True, True, True, True, True, True, "http://y/http://y/", 1, 1, True,
-                 "[object URL]", "[object URLSearchParams]", True]
+                 "[object URL]", "[object URLSearchParams]", True, "[object Uint8Array]",
+                 "[object AbortSignal]", True, True]
     assert "TypeError" in js.error("URL('http://x')")
     assert "Illegal constructor" in js.error("new AbortSignal()")
 
@@ -235,6 +265,65 @@ def test_atob_is_forgiving_but_strict_like_browsers(js: JS) -> None:
     assert js.json("""(() => { try { btoa('\\u0100'); } catch (e) { return [e.name,
         e.code]; } })()""") == [
         "InvalidCharacterError", 5]
+
+
+# Text for the decoders: both alphabets, padding, whitespace, junk, non-ASCII.
+TRICKY = "ABCxyz019+/-_=  \t\n\r\f!$\u00e9\u0100Q"
+B64_VALUE = {c: i for i, c in enumerate(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")} | {"-": 62, "_": 63}
+
+
+def node_base64(text: str) -> bytes:
+    """Node's lenient base64: up to the first '=', characters of either alphabet, the rest
+    skipped; a dangling character's bits dropped."""
+    values = [B64_VALUE[c] for c in text.split("=")[0] if c in B64_VALUE]
+    bits = "".join(f"{v:06b}" for v in values)
+    return bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits) - 7, 8))
+
+
+def forgiving_base64(text: str) -> str | None:
+    """WHATWG's forgiving-base64 decode, as latin-1 text (None: an InvalidCharacterError)."""
+    data = "".join(c for c in text if c not in " \t\n\f\r")
+    if len(data) % 4 == 0 and data.endswith("="):
+        data = data[:-2] if data.endswith("==") else data[:-1]
+    if len(data) % 4 == 1 or any(c not in B64_VALUE or c in "-_" for c in data):
+        return None
+    return node_base64(data).decode("latin-1")
+
+
+def test_base64_decoders_match_their_specs_for_random_text(js: JS) -> None:
+    # V8's decoder takes the clean texts, a JavaScript loop the rest: both must agree.
+    rng = random.Random(11)
+    texts = ["".join(rng.choice(TRICKY) for _ in range(rng.randint(0, 14))) for _ in range(2000)]
+    texts += [base64.b64encode(rand_bytes(n, n)).decode() for n in range(40)]
+    got = js.json(f"""{json.dumps(texts)}.map((s) => {{
+        let a = null;
+        try {{ a = atob(s); }} catch (e) {{ if (e.name !== 'InvalidCharacterError') throw e; }}
+        return [Buffer.from(s, 'base64').toString('hex'),
+            Buffer.from(s, 'base64url').toString('hex'), Buffer.byteLength(s, 'base64'), a];
+    }})""")
+    for text, (b64, b64url, length, decoded) in zip(texts, got, strict=True):
+        assert b64 == b64url == node_base64(text).hex(), text
+        assert length == len(node_base64(text)), text
+        assert decoded == forgiving_base64(text), text
+
+
+def test_hex_decoding_stops_at_the_first_pair_that_is_not_hex(js: JS) -> None:
+    rng = random.Random(12)
+    texts = ["".join(rng.choice("0123456789abcdefABCDEFxz ") for _ in range(rng.randint(0, 9)))
+             for _ in range(1000)]
+    got = js.json(f"{json.dumps(texts)}.map((s) => Buffer.from(s, 'hex').toString('hex'))")
+
+    def node_hex(text: str) -> str:
+        out = ""
+        for i in range(0, len(text) - 1, 2):
+            pair = text[i:i + 2]
+            if not all(c in "0123456789abcdefABCDEF" for c in pair):
+                break
+            out += pair.lower()
+        return out
+
+    assert got == [node_hex(t) for t in texts]
 
 
 # ---- Buffer ----------------------------------------------------------------------------------
@@ -701,8 +790,9 @@ def test_dom_exception(js: JS) -> None:
 
 
 def test_measure_evaluation_cost(capsys: pytest.CaptureFixture[str]) -> None:
-    """Prints what evaluating the file costs per fresh context; asserts nothing timed."""
-    runs = 60
+    """Prints what evaluating the web APIs and helpers costs in a fresh context (once per
+    warm isolate; once per run with Isolation: fresh); asserts nothing timed."""
+    runs = 30
 
     def per_context(code: str) -> float:
         times = []
@@ -716,5 +806,5 @@ def test_measure_evaluation_cost(capsys: pytest.CaptureFixture[str]) -> None:
 
     bare, full = per_context("1"), per_context(SOURCE)
     with capsys.disabled():
-        print(f"\npolyfills.js ({len(SOURCE.encode())} bytes): eval {full:.3f} ms per fresh "
-              f"context, {full - bare:.3f} ms over a trivial eval (median of {runs})")
+        print(f"\nthe web APIs and helpers ({len(SOURCE.encode())} bytes): eval {full:.3f} ms per "
+              f"fresh context, {full - bare:.3f} ms over a trivial eval (median of {runs})")

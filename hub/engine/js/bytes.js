@@ -1,5 +1,5 @@
-// Byte helpers for the sandbox's own use (console channel, sign/verify): UTF-8,
-// base64 and HMAC-SHA256. Evaluated before any job code, they capture every
+// Byte helpers for the sandbox's own use (console channel, sign/verify, response bytes):
+// UTF-8, base64 and HMAC-SHA256. Evaluated before any job code, they capture every
 // intrinsic they touch, so a job that later rewrites %TypedArray%.prototype.set,
 // String.prototype.charCodeAt or Buffer cannot watch or bend them (the signing key
 // passes through here). Handed to prelude.js as __webjob_bytes, which deletes it.
@@ -20,12 +20,15 @@
   const view = (bytes, start, end) => new U8(taBuffer(bytes), taOffset(bytes) + start, end - start);
   const dvGet = uncurry(DataView.prototype.getUint32), dvSet = uncurry(DataView.prototype.setUint32);
   const charCodeAt = uncurry(String.prototype.charCodeAt);
+  const indexOf = uncurry(String.prototype.indexOf);
   const fromCharCode = String.fromCharCode;
   const floor = Math.floor, min = Math.min;
-  const Fn = Function, fnSrc = uncurry(FP.toString);
-  const sl = uncurry(String.prototype.slice), sIdx = uncurry(String.prototype.indexOf);
-  const sLast = uncurry(String.prototype.lastIndexOf);
-  const libraryText = globalThis.__webjob_library_text;  // polyfills.js: a chunk's text
+  // V8's base64 (see web/base.js); options without a prototype, so none can be added
+  const toBase64 = uncurry(U8.prototype.toBase64), fromBase64 = U8.fromBase64;
+  const STANDARD = Object.freeze({ __proto__: null, alphabet: 'base64', lastChunkHandling: 'loose',
+    omitPadding: false });
+  const URL_SAFE = Object.freeze({ __proto__: null, alphabet: 'base64url', lastChunkHandling: 'loose',
+    omitPadding: true });
 
   const utf8Encode = (function utf8Encode(text) {
     const out = new U8(text.length * 3);
@@ -49,32 +52,15 @@
     return view(out, 0, n);
   });
 
-  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-  const B64_INDEX = new U8(256).fill(255);
-  for (let i = 0; i < 64; i++) B64_INDEX[charCodeAt(B64, i)] = i;
-  B64_INDEX[43] = 62; B64_INDEX[47] = 63;  // '+' and '/' as well: standard base64 decodes too
-
-  // Standard or URL-safe base64, padding optional; null when it is not base64.
+  // Standard or URL-safe base64 (one alphabet), padding optional; null when it is not
+  // base64. Only ever given the host's base64 and the sandbox's own base64url.
   const base64Decode = (function base64Decode(text) {
-    let len = text.length;
-    while (len > 0 && charCodeAt(text, len - 1) === 61) len--;
-    const out = new U8(floor(len * 3 / 4));
-    let acc = 0, bits = 0, n = 0;
-    for (let i = 0; i < len; i++) {
-      const v = B64_INDEX[charCodeAt(text, i) & 255];
-      if (v === 255 || charCodeAt(text, i) > 255) return null;
-      acc = (acc << 6) | v; bits += 6;
-      if (bits >= 8) { bits -= 8; out[n++] = (acc >> bits) & 255; }
-    }
-    return view(out, 0, n);
+    const url = indexOf(text, '-') >= 0 || indexOf(text, '_') >= 0;
+    try { return fromBase64(text, url ? URL_SAFE : STANDARD); } catch { return null; }
   });
+  const base64url = (bytes) => toBase64(bytes, URL_SAFE);
+  const base64 = (bytes) => toBase64(bytes, STANDARD);
 
-  // ---- cold code: decoding UTF-8, encoding base64url, SHA-256 and HMAC, which most
-  // runs never call (sign/verify, crypto, file responses do): compiled from the
-  // library the first time one is called (see polyfills.js). No block comments in it.
-  const SRC = { __proto__: null };
-  SRC.bytes = () => {/*'use strict';
-  const { taLen, taSet, taBuffer, U8, U32, DV, dvGet, dvSet, fromCharCode, floor, B64 } = env;
   function utf8Decode(bytes) {
     let out = '';
     const len = taLen(bytes);
@@ -94,26 +80,8 @@
     return out;
   }
 
-  function base64url(bytes) {
-    let out = '';
-    const len = taLen(bytes);
-    for (let i = 0; i < len; i += 3) {
-      const n = (bytes[i] << 16) | ((i + 1 < len ? bytes[i + 1] : 0) << 8) | (i + 2 < len ? bytes[i + 2] : 0);
-      out += B64[(n >> 18) & 63] + B64[(n >> 12) & 63];
-      if (i + 1 < len) out += B64[(n >> 6) & 63];
-      if (i + 2 < len) out += B64[n & 63];
-    }
-    return out;
-  }
-
-  // Compiled after job code may have run: a typed array is filled by index, since
-  // new U32([...]) would go through an array iterator a job can replace.
-  const u32 = (list) => {
-    const t = new U32(list.length);
-    for (let i = 0; i < list.length; i++) t[i] = list[i];
-    return t;
-  };
-  const K = u32([0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
+  // ---- SHA-256 and HMAC-SHA256 (sign/verify, and crypto.js's sha256)
+  const K = new U32([0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
     0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
     0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa,
     0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
@@ -122,7 +90,7 @@
     0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
     0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb,
     0xbef9a3f7, 0xc67178f2]);
-  const IV = u32([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c,
+  const IV = new U32([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c,
     0x1f83d9ab, 0x5be0cd19]);
   const rotr = (x, n) => (x >>> n) | (x << (32 - n));
 
@@ -134,7 +102,7 @@
     const dv = new DV(taBuffer(m));
     dvSet(dv, total - 4, (len * 8) >>> 0); dvSet(dv, total - 8, floor(len / 0x20000000));
     const H = new U32(8);
-    taSet(H, IV);  // not from an array literal: a job may have bent the array iterator
+    taSet(H, IV);  // a typed array source: no array iterator, which a job may have bent
     const W = new U32(64);
     for (let off = 0; off < total; off += 64) {
       for (let i = 0; i < 16; i++) W[i] = dvGet(dv, off + i * 4);
@@ -169,22 +137,6 @@
     return sha256(outer);
   }
 
-  return { utf8Decode, base64url, sha256, hmacSha256 };
-  */};
-  let coldParts = null;
-  const cold = () => coldParts || (coldParts = Fn('env', chunkText('bytes')
-    + '\n//# sourceURL=webjobs:bytes-cold')({ __proto__: null, taLen, taSet, taBuffer, U8, U32, DV,
-    dvGet, dvSet, fromCharCode, floor, B64 }));
-  function chunkText(k) {
-    if (typeof libraryText === 'function') return libraryText(k, SRC[k]);
-    const src = fnSrc(SRC[k]);  // evaluated on its own: the text is in the comment
-    return sl(src, sIdx(src, '/*') + 2, sLast(src, '*/'));
-  }
-  const utf8Decode = (b) => cold().utf8Decode(b);
-  const base64url = (b) => cold().base64url(b);
-  const sha256 = (b) => cold().sha256(b);
-  const hmacSha256 = (key, data) => cold().hmacSha256(key, data);
-
   // Writes bytes into a ring at a running position (the console channel).
   const ringPut = (function ringPut(ring, capacity, at, bytes) {
     const pos = at % capacity;
@@ -195,7 +147,7 @@
   });
 
   globalThis.__webjob_bytes = Object.freeze({
-    utf8Encode, utf8Decode, base64url, base64Decode, sha256, hmacSha256, ringPut,
+    utf8Encode, utf8Decode, base64url, base64, base64Decode, sha256, hmacSha256, ringPut,
     length: taLen,  // a typed array's length, whatever a job did to the prototypes
   });
 })();

@@ -3,13 +3,13 @@
 // bytes.js and before prelude.js; every intrinsic it touches is captured now, so a
 // job that rewrites %TypedArray%.prototype, String.prototype or Math cannot bend it.
 // Handed to prelude.js as __webjob_crypto ({ crypto, reseed }), which deletes it.
-// Only the shell runs when a context is built; the implementation is compiled from
-// source text on first use (~1.5 ms of context set-up saved for jobs that never use it).
 //
 // Randomness: an HMAC-DRBG over SHA-256 (NIST SP 800-90A). It is seeded from V8's
-// Math.random (captured before any job code; V8 seeds it per isolate, and every
-// context here is a new isolate, from /dev/urandom) plus the clock, and reseeded with
-// 32 bytes from the host's os.urandom when the run's spec carries them (`entropy`).
+// Math.random (captured before any job code; V8 seeds it per isolate, from
+// /dev/urandom) plus the clock, and reseeded with 32 bytes from the host's os.urandom
+// when the run's spec carries them (`entropy`). With an isolate kept warm across runs
+// the generator's state is shared by them: the host's bytes for each run, and the
+// DRBG's update after every draw, keep one run's output from telling another's.
 (() => {
   'use strict';
   const FP = Function.prototype;
@@ -17,43 +17,32 @@
   const bytes = globalThis.__webjob_bytes;
   const U8 = Uint8Array, I32 = Int32Array, U32 = Uint32Array;
   const TAP = Object.getPrototypeOf(U8.prototype);
-  const taSet = uncurry(TAP.set);
-  const taLen = uncurry(Object.getOwnPropertyDescriptor(TAP, 'length').get);
-  const taTag = uncurry(Object.getOwnPropertyDescriptor(TAP, Symbol.toStringTag).get);
-  const abLen = uncurry(Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get);
-  const dvBuf = uncurry(Object.getOwnPropertyDescriptor(DataView.prototype, 'buffer').get);
-  const dvOff = uncurry(Object.getOwnPropertyDescriptor(DataView.prototype, 'byteOffset').get);
-  const dvLen = uncurry(Object.getOwnPropertyDescriptor(DataView.prototype, 'byteLength').get);
-  const taBuf = uncurry(Object.getOwnPropertyDescriptor(TAP, 'buffer').get);
-  const taOff = uncurry(Object.getOwnPropertyDescriptor(TAP, 'byteOffset').get);
-  const taByteLen = uncurry(Object.getOwnPropertyDescriptor(TAP, 'byteLength').get);
+  const getter = (o, k) => uncurry(Object.getOwnPropertyDescriptor(o, k).get);
+  const taSet = uncurry(TAP.set), taLen = getter(TAP, 'length'), taTag = getter(TAP, Symbol.toStringTag);
+  const taBuf = getter(TAP, 'buffer'), taOff = getter(TAP, 'byteOffset'), taByteLen = getter(TAP, 'byteLength');
+  const abLen = getter(ArrayBuffer.prototype, 'byteLength');
+  const dvBuf = getter(DataView.prototype, 'buffer'), dvOff = getter(DataView.prototype, 'byteOffset');
+  const dvLen = getter(DataView.prototype, 'byteLength');
   const isView = ArrayBuffer.isView;
   const toLower = uncurry(String.prototype.toLowerCase);
   const random = Math.random, floor = Math.floor, now = Date.now;
   const TypeErrorC = TypeError, RangeErrorC = RangeError;
   const freeze = Object.freeze;
-  const Fn = Function, fnSrc = uncurry(FP.toString);
-  const sl = uncurry(String.prototype.slice), sIdx = uncurry(String.prototype.indexOf);
-  const sLast = uncurry(String.prototype.lastIndexOf);
-  // polyfills.js's reader of chunk text (from the hub's library, else the comment);
-  // absent when this file is evaluated on its own
-  const libraryText = globalThis.__webjob_library_text;
+  // V8's hex and base64 (see web/base.js)
+  const toHex = uncurry(U8.prototype.toHex), toBase64 = uncurry(U8.prototype.toBase64);
+  const STANDARD = freeze({ __proto__: null, alphabet: 'base64', omitPadding: false });
 
-  // The implementation, kept as source text in a comment and compiled the first time
-  // a job uses crypto (as polyfills.js does): building a context stays cheap. In the
-  // hub the worker moves this body into the library (see polyfills.js), so V8 does
-  // not even scan it when a context is built.
-  const SRC = { __proto__: null };
-  SRC.crypto = () => {/*'use strict';
-  const { bytes, U8, I32, taSet, taLen, taTag, abLen, dvBuf, dvOff, dvLen, taBuf, taOff, taByteLen,
-    isView, toLower, floor, TypeErrorC, RangeErrorC, seedBuffer, pending } = env;
+  const seedMaterial = new U32(20);  // drawn now, before any job code runs
+  const seedBuffer = taBuf(seedMaterial);
+  for (let i = 0; i < 18; i++) seedMaterial[i] = floor(random() * 0x100000000);
+  seedMaterial[18] = now() % 0x100000000; seedMaterial[19] = floor(now() / 0x100000000);
+
   const fromList = (list) => {
     const out = new I32(list.length);
     for (let i = 0; i < list.length; i++) out[i] = list[i];
     return out;
   };
   const HEX = '0123456789abcdef';
-  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
   // ---- SHA-1 and SHA-256: 64-byte blocks, big-endian 32-bit words -----------------
   // pad(): the message, 0x80, zeros and the bit length, as big-endian 32-bit words.
@@ -229,21 +218,8 @@
   }
   function encode(digest, encoding, fn) {
     const enc = encoding === undefined ? 'hex' : encoding;
-    if (enc === 'hex') {
-      let out = '';
-      for (let i = 0; i < taLen(digest); i++) out += HEX[digest[i] >> 4] + HEX[digest[i] & 15];
-      return out;
-    }
-    if (enc === 'base64') {
-      let out = '';
-      const len = taLen(digest);
-      for (let i = 0; i < len; i += 3) {
-        const n = (digest[i] << 16) | ((i + 1 < len ? digest[i + 1] : 0) << 8) | (i + 2 < len ? digest[i + 2] : 0);
-        out += B64[(n >> 18) & 63] + B64[(n >> 12) & 63]
-          + (i + 1 < len ? B64[(n >> 6) & 63] : '=') + (i + 2 < len ? B64[n & 63] : '=');
-      }
-      return out;
-    }
+    if (enc === 'hex') return toHex(digest);
+    if (enc === 'base64') return toBase64(digest, STANDARD);
     throw new TypeErrorC(`crypto.${fn}: encoding must be 'hex' or 'base64'`);
   }
 
@@ -285,16 +261,23 @@
     K = hmacWith(H256, K, join(V, ONE, provided));
     V = hmacWith(H256, K, V);
   }
+  // Seeded on first use, with the material drawn at load time and the entropy the host
+  // gave since; until then reseed() only keeps the host's bytes (hashed together, so a
+  // warm isolate's runs that never ask for randomness do not pile them up): a run that
+  // never asks pays almost nothing.
+  let pending = EMPTY;
   function instantiate() {
     K = new U8(32); V = new U8(32);
     for (let i = 0; i < 32; i++) V[i] = 1;
-    update(join(new U8(seedBuffer), pending || EMPTY));
+    update(join(new U8(seedBuffer), pending));
+    pending = EMPTY;
   }
-  // More entropy (the host's bytes for this run), mixed into the state.
-  function reseed(entropy) {
-    if (K === null) instantiate();
-    update(toBytes(entropy, 'reseed', 'entropy'));
-  }
+  // More entropy (the host's 32 bytes for this run), mixed into the state.
+  const reseed = (function reseed(entropy) {
+    const more = toBytes(entropy, 'reseed', 'entropy');
+    if (K !== null) update(more);
+    else pending = taLen(pending) === 0 ? more : bytes.sha256(join(pending, more));
+  });
   function randomBytes(n) {
     if (K === null) instantiate();
     const out = new U8(n);
@@ -329,44 +312,13 @@
     return out;
   }
 
-  return { hash, hmac, timingSafeEqual, randomUUID, getRandomValues, reseed };
-  */};
-
-  const seedMaterial = new U32(20);  // drawn now, before any job code runs
-  const seedBuffer = taBuf(seedMaterial);
-  for (let i = 0; i < 18; i++) seedMaterial[i] = floor(random() * 0x100000000);
-  seedMaterial[18] = now() % 0x100000000; seedMaterial[19] = floor(now() / 0x100000000);
-  let impl = null, pending = null;
-  function textOf(k) {
-    if (typeof libraryText === 'function') return libraryText(k, SRC[k]);
-    const src = fnSrc(SRC[k]);
-    return sl(src, sIdx(src, '/*') + 2, sLast(src, '*/'));
-  }
-  function load() {
-    if (impl === null) {
-      const env = { __proto__: null, bytes, U8, I32, taSet, taLen, taTag, abLen, dvBuf, dvOff,
-        dvLen, taBuf, taOff, taByteLen, isView, toLower, floor, TypeErrorC, RangeErrorC,
-        seedBuffer, pending };
-      impl = Fn('env', textOf('crypto') + '\n//# sourceURL=webjobs:crypto-impl')(env);
-      pending = null;
-    }
-    return impl;
-  }
-  // More entropy (the host's 32 bytes for this run): kept for the first use, so a run
-  // that never asks for randomness pays nothing.
-  const reseed = (function reseed(entropy) {
-    if (impl !== null) { impl.reseed(entropy); return; }
-    const more = new U8(taLen(entropy) + (pending === null ? 0 : taLen(pending)));
-    if (pending !== null) taSet(more, pending);
-    taSet(more, entropy, taLen(more) - taLen(entropy));
-    pending = more;
-  });
+  // methods, as built-ins are: no prototype property, not constructors
   const crypto = freeze({
-    hash(algorithm, data, encoding) { return load().hash(algorithm, data, encoding); },
-    hmac(algorithm, key, data, encoding) { return load().hmac(algorithm, key, data, encoding); },
-    timingSafeEqual(a, b) { return load().timingSafeEqual(a, b); },
-    randomUUID() { return load().randomUUID(); },
-    getRandomValues(array) { return load().getRandomValues(array); },
+    hash(algorithm, data, encoding) { return hash(algorithm, data, encoding); },
+    hmac(algorithm, key, data, encoding) { return hmac(algorithm, key, data, encoding); },
+    timingSafeEqual(a, b) { return timingSafeEqual(a, b); },
+    randomUUID() { return randomUUID(); },
+    getRandomValues(array) { return getRandomValues(array); },
   });
   globalThis.__webjob_crypto = freeze({ crypto, reseed });
 })();
