@@ -1,4 +1,5 @@
-"""The worker's side of the prelude's console ring (see prelude.js).
+"""The worker's side of the prelude's console ring (see prelude.js; the layout is
+``hidden``'s).
 
 It reads console lines straight from the context's shared memory, with no call
 into the isolate, so lines arrive even while the job spins. A job can scribble
@@ -10,18 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.engine import crossing
+from hub.engine import crossing, hidden
 
-CAPACITY = 64 * 1024  # CHANNEL_BYTES in prelude.js
-OUTCOME_CAPACITY = 8 * 1024  # OUTCOME_BYTES in prelude.js
-_OUTCOME_AT = 16 + CAPACITY
-MEMORY_BYTES = _OUTCOME_AT + 8 + OUTCOME_CAPACITY  # the channelMemory prelude.js makes
+CAPACITY = hidden.RING_BYTES
+OUTCOME_CAPACITY = hidden.OUTCOME_BYTES
+_OUTCOME_AT = hidden.OUTCOME_AT
 
 
 class ConsoleChannel:
     def __init__(self, memory: memoryview) -> None:
         self.memory = memory.cast("B")
-        self.ring = self.memory[16:16 + CAPACITY]
+        self.ring = self.memory[hidden.RING_AT:hidden.RING_AT + CAPACITY]
         self.read = 0
         self.broken = False
 
@@ -56,6 +56,11 @@ class ConsoleChannel:
             self.read += 4 + size
         self.memory[4:8] = self.read.to_bytes(4, "little", signed=True)
         return lines
+
+    def settled_elsewhere(self) -> bool:
+        """The run has settled with an outcome too long for the memory: ask for it."""
+        size = int.from_bytes(self.memory[_OUTCOME_AT:_OUTCOME_AT + 4], "little", signed=True)
+        return size == -2
 
     def outcome(self) -> str | None:
         """The outcome the prelude left in memory, if it was short enough."""

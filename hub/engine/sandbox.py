@@ -17,39 +17,28 @@ import json
 import re
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from hub.engine import crossing, modules, v8
+from hub.engine import crossing, hidden, modules, scripts, v8
 from hub.engine.background import background
 from hub.engine.channel import ConsoleChannel
 
 LogSink = Callable[[list[list[Any]]], None]
 CallSink = Callable[[dict[str, Any]], Coroutine[Any, Any, None] | None]
 
-_JS = resources.files("hub.engine") / "js"
-
-
-def js_text(name: str) -> str:
-    return (_JS / name).read_text(encoding="utf-8")
-
-
-# The web APIs, in the order every context evaluates them.
-WEB_APIS = ("polyfills.js", "bytes.js", "responses.js", "crypto.js")
-# The run machinery after them (the debugger's runtime first: prelude.js takes it).
-MACHINERY = ("debug_runtime.js", "prelude.js", "run.js")
 # The script's value is the console channel's memory, whose global is gone before any job code.
 TAKE_CHANNEL = ("(() => { const c = globalThis.__webjob_channel; "
                 "delete globalThis.__webjob_channel; return c })()")
 
 
 def sandbox_script(*names: str, tail: str = TAKE_CHANNEL) -> str:
-    """The sandbox files joined into one script (each eval is a ~0.2 ms round trip)."""
-    return "\n;\n".join([*(js_text(n) for n in names), tail])
+    """The layout (``hidden``), the sandbox files and ``tail`` as one script (each
+    eval is a ~0.2 ms round trip)."""
+    return scripts.JOIN.join([hidden.protocol_script(), scripts.joined(*names), tail])
 
 
-_FRESH_SANDBOX = sandbox_script(*WEB_APIS, *MACHINERY, "fresh_host.js")
+_FRESH_SANDBOX = sandbox_script(*scripts.WEB_APIS, *scripts.MACHINERY, scripts.FRESH_HOST)
 
 JOB_SCRIPT_PREFIX = "__webjob_host.run({spec}, async () => {{"
 _PARSE_ERROR = re.compile(r"^(?:<anonymous>|job\.js):(\d+): (.*)$")
@@ -244,6 +233,7 @@ def _outcome(prepared: PreparedContext, ask: bool = True) -> str:
     text = channel.outcome() if channel is not None else None
     if text is not None:
         return text
+    ask = ask or (channel is not None and channel.settled_elsewhere())
     return str(prepared.racer.eval("__webjob_host.poll()")) if ask else ""
 
 

@@ -32,7 +32,10 @@
     poll: run.poll,
     reply: run.reply,
     bridge: run.bridge,  // a fresh job may call the host directly (its calls are checked there all the same)
-    provide: sandbox.provide,
+    provide(name, value) {
+      if (started) throw new Error('Modules are provided before the job starts');
+      sandbox.provide(name, value);
+    },
   });
   defineProperty(G, '__webjob_host', { value: host, writable: false, configurable: false, enumerable: false });
   G.__webjob_channel = sandbox.channelMemory;

@@ -9,6 +9,7 @@
 (() => {
   'use strict';
   const G = globalThis;
+  const layout = G.__webjob_protocol;
   const note = G.__webjob_note;
   const wake = typeof G.__webjob_wake === 'function' ? G.__webjob_wake : null;
   // The run's end, told without an argument: reading one would need the isolate, which
@@ -43,7 +44,7 @@
   const StringC = String, NumberC = Number, floor = Math.floor, trunc = Math.trunc;
   const MapC = Map, WeakSetC = WeakSet, SetC = Set;
 
-  for (const name of ['__webjob_note', '__webjob_wake', '__webjob_done', '__webjob_bytes', '__webjob_responses',
+  for (const name of ['__webjob_protocol', '__webjob_note', '__webjob_wake', '__webjob_done', '__webjob_bytes', '__webjob_responses',
     '__webjob_debug_runtime', '__webjob_crypto', 'SharedArrayBuffer', 'Atomics', 'WebAssembly',
     '__timer_manager', 'setTimeout', 'clearTimeout', 'console']) {
     // mini-racer declares its timer helpers with `var`: those can only be overwritten.
@@ -97,22 +98,26 @@
   // reaches it. cursors[0] = bytes written, cursors[1] = bytes read (worker).
   // After the ring, a small outcome area: a synchronous job's outcome (when short)
   // is left there, so the worker reads it without another round trip into V8.
-  // The layout is channel.py's too; tests/engine/test_channel_layout.py keeps them equal.
-  const CHANNEL_BYTES = 64 * 1024;
-  const OUTCOME_BYTES = 8 * 1024;
-  const channelMemory = new SAB(16 + CHANNEL_BYTES + 8 + OUTCOME_BYTES);
+  // The layout is hub/engine/hidden.py's, handed over as __webjob_protocol.
+  const CHANNEL_BYTES = layout.ringBytes;
+  const OUTCOME_BYTES = layout.outcomeBytes;
+  const channelMemory = new SAB(layout.memoryBytes);
   const cursors = new Int32(channelMemory, 0, 2);
-  const ring = new U8(channelMemory, 16, CHANNEL_BYTES);
-  const outcomeLength = new Int32(channelMemory, 16 + CHANNEL_BYTES, 1);
-  const outcomeBytes = new U8(channelMemory, 16 + CHANNEL_BYTES + 8, OUTCOME_BYTES);
+  const ring = new U8(channelMemory, layout.ringAt, CHANNEL_BYTES);
+  const outcomeLength = new Int32(channelMemory, layout.outcomeAt, 1);
+  const outcomeBytes = new U8(channelMemory, layout.outcomeAt + 8, OUTCOME_BYTES);
   const channelReset = (function channelReset() {
     atomicStore(outcomeLength, 0, -1);
     atomicStore(cursors, 0, 0);
     atomicStore(cursors, 1, 0);
   });
   channelReset();
+  // -1: no outcome yet; -2: settled, too long for this area (the worker asks for it)
   const outcomeToMemory = (function outcomeToMemory(text) {
-    if (text.length > OUTCOME_BYTES / 3) return;  // UTF-8 needs at most 3 bytes a code unit
+    if (text.length > OUTCOME_BYTES / 3) {  // UTF-8 needs at most 3 bytes a code unit
+      atomicStore(outcomeLength, 0, -2);
+      return;
+    }
     const data = bytes.utf8Encode(text);
     bytes.ringPut(outcomeBytes, OUTCOME_BYTES, 0, data);
     atomicStore(outcomeLength, 0, bytes.length(data));
@@ -201,18 +206,10 @@
   function httpOptions(options) {
     const o = options && typeof options === 'object' ? { ...options } : {};
     if (o.body instanceof ArrayBuffer) o.body = new U8(o.body);
-    if (ArrayBuffer.isView(o.body)) o.body = { base64: toBase64(o.body) };
-    return o;
-  }
-  function toBase64(view) {
-    const url = bytes.base64url(new U8(view.buffer, view.byteOffset, view.byteLength));
-    let out = '';
-    for (let i = 0; i < url.length; i++) {
-      const c = url[i];
-      out += c === '-' ? '+' : c === '_' ? '/' : c;
+    if (ArrayBuffer.isView(o.body)) {
+      o.body = { base64: bytes.base64(new U8(o.body.buffer, o.body.byteOffset, o.body.byteLength)) };
     }
-    for (let pad = (4 - (url.length % 4)) % 4; pad > 0; pad--) out += '=';
-    return out;
+    return o;
   }
   function httpResponse(r) {
     let raw = null;

@@ -90,6 +90,7 @@
     let caps = capsOf(null);
     let signKey = null;
     let lineShift = 0;         // lines the host's wrapper adds above the job's first
+    let microtasks = 0;        // queued by the job with queueMicrotask
     const waits = new MapC();  // this run's pending Atomics waits, woken when it settles
     const elapsed = () => now() - runStart;
 
@@ -298,6 +299,7 @@
         clearTimeout: clear,
         clearInterval: clear,
         queueMicrotask: (fn) => {
+          microtasks++;
           thenOf(new NativePromise((r) => r()), () => { try { fn(); } catch (err) { fail(err, 'microtask'); } });
         },
         Promise: JobPromise,
@@ -331,6 +333,9 @@
         thenable = p !== null && (typeof p === 'object' || typeof p === 'function') && typeof p.then === 'function';
       } catch (err) { fail(err); return; }
       if (thenable) thenOf(NativePromise.resolve(p), succeed, (err) => fail(err));
+      // A microtask the job queued runs before its result is taken, as it does after an
+      // async function's return (a throw there fails the run).
+      else if (microtasks > 0) thenOf(NativePromise.resolve(), () => succeed(p));
       else succeed(p);
       // Not settled within the eval: the worker waits for the note, and never asks with
       // another eval (which would wait behind whatever the job left in the microtask queue).

@@ -1,0 +1,47 @@
+"""The hidden protocol between the worker (Python) and the sandbox (JavaScript),
+defined once, here: the layout of the shared memory both sides read and write, and
+every hidden global that crosses between them.
+
+The sandbox gets the layout as its first script (``protocol_script``), which
+prelude.js takes and deletes before any other code; ``channel.py`` reads the same
+numbers. tests/engine/test_hidden_protocol.py checks that every ``__webjob_*`` name
+in the sandbox's files is one of these and that none is left where a job could look.
+
+The channel memory (one SharedArrayBuffer per context):
+  [0:4]   int32 LE  bytes written into the ring (the sandbox)
+  [4:8]   int32 LE  bytes read from the ring (the worker)
+  [16:16+RING_BYTES]  the console ring: frames [length u32 LE][UTF-8 JSON line]
+  [OUTCOME_AT:+4]     int32 LE  the outcome's length in bytes, -1 while there is none
+  [OUTCOME_AT+8:+OUTCOME_BYTES]  the outcome, "meta JSON\\nbody", when it fits
+"""
+
+from __future__ import annotations
+
+import json
+
+RING_AT = 16
+RING_BYTES = 64 * 1024
+OUTCOME_AT = RING_AT + RING_BYTES
+OUTCOME_BYTES = 8 * 1024
+MEMORY_BYTES = OUTCOME_AT + 8 + OUTCOME_BYTES
+
+# Host functions the worker installs before the sandbox runs (the prelude takes them).
+NOTE = "__webjob_note"      # a console batch ("L…") or a bridge call ("C…")
+WAKE = "__webjob_wake"      # a live run's console has lines (no argument)
+DONE = "__webjob_done"      # a run that did not settle within its eval has (no argument)
+# The one hidden global left once the sandbox is set up: what the worker's evals call.
+HOST = "__webjob_host"
+# Handed from one sandbox script to the next, each deleted by the script that takes it.
+HANDOVERS = ("__webjob_protocol", "__webjob_web", "__webjob_bytes", "__webjob_responses",
+             "__webjob_crypto", "__webjob_debug_runtime", "__webjob_kit", "__webjob_sandbox",
+             "__webjob_channel")
+# The hub's own acorn context (instrument.py), never a job's.
+ACORN_TOOLS = ("__webjob_instrument", "__webjob_strict_check")
+ALL = (NOTE, WAKE, DONE, HOST, *HANDOVERS, *ACORN_TOOLS)
+
+
+def protocol_script() -> str:
+    """The first script of every sandbox: the layout, for prelude.js."""
+    layout = {"ringAt": RING_AT, "ringBytes": RING_BYTES, "outcomeAt": OUTCOME_AT,
+              "outcomeBytes": OUTCOME_BYTES, "memoryBytes": MEMORY_BYTES}
+    return f"globalThis.__webjob_protocol = {json.dumps(layout)};"
