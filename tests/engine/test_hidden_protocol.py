@@ -27,7 +27,8 @@ def engine_files() -> list[Path]:
 
 
 def test_every_hidden_name_in_the_engine_is_declared_once_in_hidden_py() -> None:
-    used = {name for path in engine_files() for name in HIDDEN_NAME.findall(path.read_text("utf-8"))}
+    used = {name for path in engine_files()
+            for name in HIDDEN_NAME.findall(path.read_text("utf-8"))}
     assert used and used <= set(hidden.ALL), sorted(used - set(hidden.ALL))
 
 
