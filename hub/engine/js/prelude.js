@@ -41,7 +41,7 @@
   const charCodeAt = uncurry(String.prototype.charCodeAt);
   const regExec = uncurry(RegExp.prototype.exec);
   const now = Date.now, ErrorC = Error, TypeErrorC = TypeError, isArray = Array.isArray;
-  const StringC = String, NumberC = Number, floor = Math.floor, trunc = Math.trunc;
+  const StringC = String, NumberC = Number, floor = Math.floor, trunc = Math.trunc, isFinite = Number.isFinite;
   const MapC = Map, WeakSetC = WeakSet, SetC = Set;
 
   for (const name of ['__webjob_protocol', '__webjob_note', '__webjob_wake', '__webjob_done', '__webjob_bytes', '__webjob_responses',
@@ -56,7 +56,7 @@
     if (v === null || v === undefined) return 'null';
     const t = typeof v;
     if (t === 'string') return stringify(v);
-    if (t === 'number') return v === v && v !== Infinity && v !== -Infinity ? StringC(v) : 'null';
+    if (t === 'number') return isFinite(v) ? StringC(v) : 'null';
     if (t === 'boolean') return v ? 'true' : 'false';
     let out;
     if (isArray(v)) {
