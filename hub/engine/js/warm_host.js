@@ -51,6 +51,30 @@
     } };
   }
 
+  // SES gives compartments a powerless Error (%SharedError%): its captureStackTrace
+  // leaves '' in a non-writable `stack`, so `Error.captureStackTrace(this, MyError)`,
+  // common in custom errors, broke them. Jobs get this Error instead: the same
+  // prototype (instanceof and subclasses work as before) and V8's captureStackTrace
+  // through the start compartment's Error, which writes only the object it is given.
+  // Shared by every run, it holds no state and is hardened.
+  function jobError(SharedError) {
+    const InitialError = G.Error;
+    const JobError = function Error(...args) {
+      if (new.target === undefined) return apply(SharedError, undefined, args);
+      return Reflect.construct(SharedError, args, new.target === JobError ? SharedError : new.target);
+    };
+    JobError.prototype = SharedError.prototype;
+    const captureStackTrace = (target, fn) =>
+      apply(InitialError.captureStackTrace, InitialError, [target, fn === undefined ? captureStackTrace : fn]);
+    defineProperty(JobError, 'captureStackTrace', { value: captureStackTrace });
+    // SES's lenient, do-nothing accessors, so that code that sets them still runs
+    for (const name of ['stackTraceLimit', 'prepareStackTrace']) {
+      const d = Object.getOwnPropertyDescriptor(SharedError, name);
+      if (d) defineProperty(JobError, name, d);
+    }
+    return hardenF(JobError);
+  }
+
   let current = null;  // the run this isolate serves now: { run, globals }
   // Shared code (the web APIs) reads these from the global when it is called: they
   // reach the run it was called for.
@@ -73,6 +97,7 @@
     }
     defineProperty(G, 'console', { value: freeze(levels), writable: false, configurable: false });
     for (let i = 0; i < sandbox.shared.length; i++) hardenF(sandbox.shared[i]);
+    shared.Error = jobError(new CompartmentC({ __options__: true }).globalThis.Error);
     const found = [];
     const own = getOwnPropertyNames(G);
     for (let i = 0; i < REMOVE.length; i++) delete G[REMOVE[i]];
