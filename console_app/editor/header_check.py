@@ -23,7 +23,7 @@ _LINE_RE = re.compile(r"^\s*\*?\s*([A-Za-z][A-Za-z0-9 _-]*?)\s*:(?!//)\s*(.*?)\s
 _KEY_LABELS = {"name": "Name", "description": "Description", "author": "Author",
                "version": "Version", "last updated": "Last Updated", "runtime": "Runtime",
                "memory": "Memory", "cpu": "CPU", "access": "Access", "mode": "Mode",
-               "secrets": "Secrets"}
+               "secrets": "Secrets", "isolation": "Isolation"}
 KNOWN_KEYS = tuple(_KEY_LABELS)
 # Several Secrets: lines add up, so only these keys are overridden when repeated.
 _SINGLE_KEYS = frozenset(KNOWN_KEYS) - {"secrets"}

@@ -11,8 +11,8 @@ from console_app.editor.live_check import CodeProblem
 
 __all__ = ["ProblemsList"]
 
-_SOURCES = {"syntax": "syntax", "header": "header", "run": "last run", "secret": "secret",
-            "save": "save"}
+_SOURCES = {"syntax": "syntax", "header": "header", "strict": "strict mode", "run": "last run",
+            "secret": "secret", "save": "save"}
 _COLOURS = {"error": "#e53935", "warning": "#ef8f00"}
 
 
