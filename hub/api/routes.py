@@ -115,7 +115,8 @@ def _base_version(data: dict[str, Any]) -> int | None:
 @router.post("/check")
 async def check(request: Request) -> dict[str, Any]:
     """The save's own checks on ``code`` without saving: ``ok`` (it parses) and
-    ``problems`` (line, column, message, severity error|warning, source syntax|header)."""
+    ``problems`` (line, column, message, severity error|warning, source
+    syntax|header|strict)."""
     await owner_of(request)
     hub = hub_of(request)
     data = await read_json_object(request, hub.settings.max_body_bytes, exact=("code",))
