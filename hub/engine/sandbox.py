@@ -13,8 +13,10 @@ console lines are batched by the prelude.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,6 +272,31 @@ def check_syntax(checker: v8.Racer, source: str) -> dict[str, Any]:
         return {"ok": False, "code": "JOB-001", "syntax": True,
                 "message": v8.first_line(str(exc)) + " (the body closes its function early)"}
     return {"ok": True}
+
+
+_WHOLE_BODIES: OrderedDict[bytes, None] = OrderedDict()
+_WHOLE_BODIES_KEPT = 512
+
+
+def body_problem(checker: v8.Racer, source: str) -> dict[str, Any] | None:
+    """None when ``source`` is one whole function body; else the syntax failure.
+
+    A warm run's script pastes the job's text into its wrapper, so a text that closed
+    the wrapper early would run the rest at the script's top level, outside the names
+    the wrapper shadows. Saved jobs were checked when saved; this holds for every
+    text, whatever its way in. Texts found whole are remembered (by digest), so a
+    job's runs after its first pay nothing."""
+    key = hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    if key in _WHOLE_BODIES:
+        _WHOLE_BODIES.move_to_end(key)
+        return None
+    checked = check_syntax(checker, source)
+    if not checked.get("ok"):
+        return checked
+    _WHOLE_BODIES[key] = None
+    if len(_WHOLE_BODIES) > _WHOLE_BODIES_KEPT:
+        _WHOLE_BODIES.popitem(last=False)
+    return None
 
 
 async def reply_to_call(prepared: PreparedContext, call_id: int, ok: bool, value: Any) -> None:

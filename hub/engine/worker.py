@@ -122,6 +122,9 @@ class Worker:
                 sandbox.load_module(context, build)
             self._own(context, msg)
             return await sandbox.run_in_context(context, source, spec, memory_mb, live)
+        problem = sandbox.body_problem(self.checker, source)
+        if problem is not None:
+            return sandbox.RawOutcome(problem)
         isolate = self.isolate or warm.build()
         self.isolate = isolate
         for build in wanted:

@@ -137,3 +137,19 @@ def test_a_job_without_await_is_settled_within_its_eval(isolate: warm.WarmIsolat
     isolate.channel.reset()  # type: ignore[union-attr]
     isolate.racer.eval(plain)
     assert isolate.channel.outcome() is not None  # type: ignore[union-attr]
+
+
+ESCAPES = [
+    "} }); __webjob_host.idle(); (function () { {",
+    "return 1 } }); globalThis.leak = 1; (function () { return function () {",
+    "}\n})\n//",
+]
+
+
+@pytest.mark.parametrize("source", ESCAPES)
+def test_a_text_that_closes_its_wrapper_early_never_runs(solo: EngineHarness, source: str) -> None:
+    """The warm script pastes the job's text into its wrapper: a text that is not one
+    whole function body is refused before it is compiled, whatever its way in."""
+    result = solo.run(source, isolation="warm", limits=SHORT)
+    assert not result.ok and result.error is not None and result.error.code == "JOB-001"
+    assert body_json(solo.run("return typeof leak", limits=SHORT)) == "undefined"
