@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import json
 import os
 import signal
 import sys
@@ -203,7 +202,7 @@ async def _serve() -> None:
     worker = Worker()
     await worker.warm()
     while line := await reader.readline():
-        msg = json.loads(line)
+        msg = protocol.decode(line)
         op = msg.get("op")
         if op == "run":
             worker.start(msg)
