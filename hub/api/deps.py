@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from ipaddress import IPv4Network, IPv6Network
+from functools import lru_cache
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 
 from starlette.requests import Request
 
@@ -50,23 +51,39 @@ def address_of(request: Request) -> str:
     """The client's address: the socket peer, or X-Forwarded-For from a trusted proxy."""
     peer = request.client.host if request.client else None
     forwarded = ", ".join(request.headers.getlist("x-forwarded-for")) or None
-    return client_address(peer, forwarded, hub_of(request).trusted)
+    trusted = hub_of(request).trusted
+    if not trusted:  # the default: no header is believed, the peer is the address
+        return _peer_address(peer)
+    return client_address(peer, forwarded, trusted)
+
+
+@lru_cache(maxsize=1024)
+def _peer_address(peer: str | None) -> str:
+    """The canonical form of a peer (``client_address`` with nothing trusted): parsing
+    an address costs more than the rest of the request's identity, and a hub's callers
+    are few addresses again and again."""
+    return client_address(peer, None, [])
+
+
+@lru_cache(maxsize=1024)
+def _ip(peer: str) -> IPv4Address | IPv6Address | None:
+    try:
+        return ip_address(peer)
+    except ValueError:
+        return None
 
 
 def _peer_trusted(request: Request) -> bool:
-    from ipaddress import ip_address
-
-    peer = request.client.host if request.client else ""
-    try:
-        address = ip_address(peer)
-    except ValueError:
+    trusted = hub_of(request).trusted
+    if not trusted:
         return False
-    return any(address in network for network in hub_of(request).trusted)
+    address = _ip(request.client.host if request.client else "")
+    return address is not None and any(address in network for network in trusted)
 
 
-def public_scheme(request: Request) -> str:
+def public_scheme(request: Request, peer_trusted: bool | None = None) -> str:
     """http or https as the browser sees it (a trusted proxy may terminate TLS)."""
-    if _peer_trusted(request):
+    if _peer_trusted(request) if peer_trusted is None else peer_trusted:
         forwarded = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
         if forwarded in ("http", "https"):
             return forwarded
@@ -76,9 +93,10 @@ def public_scheme(request: Request) -> str:
 def own_origin(request: Request) -> str:
     """The hub's origin as the browser sees it, for the same-origin check."""
     host = request.url.netloc
-    if _peer_trusted(request):
+    trusted = _peer_trusted(request)
+    if trusted:
         host = request.headers.get("x-forwarded-host", "").split(",")[0].strip() or host
-    return f"{public_scheme(request)}://{host}"
+    return f"{public_scheme(request, trusted)}://{host}"
 
 
 async def caller_of(request: Request, page_job: bool | None = None) -> Caller:
@@ -86,7 +104,9 @@ async def caller_of(request: Request, page_job: bool | None = None) -> Caller:
     embedded SQLite file) is read in a thread, so a slow or unreachable server never
     holds up the event loop. For a job run (``page_job`` says whether it is a
     ``Mode: page`` job), a cross-site request's session counts for nobody
-    (``hub.auth.run_caller``)."""
+    (``hub.auth.run_caller``). Only a session is judged by where the request comes
+    from (both checks pass any other caller by), so only then is the hub's own
+    origin worked out."""
     hub = hub_of(request)
     proof = ("authorization" in request.headers or "x-api-key" in request.headers
              or bool(request.cookies))
@@ -95,6 +115,8 @@ async def caller_of(request: Request, page_job: bool | None = None) -> Caller:
                                          request.cookies)
     else:
         caller = hub.identity.resolve(request.headers, request.cookies)
+    if caller.via != "session":
+        return caller
     origin = own_origin(request)
     if page_job is not None:
         caller = run_caller(caller, request.method, request.headers, origin, page_job)
