@@ -56,6 +56,8 @@ _LINE_COST = 32
 _CONSOLE_MARGIN = 64 * 1024
 # A reply line's own framing, besides its value.
 _REPLY_FRAMING = 4096
+# The watchdog's first look at a run's CPU and memory: most runs are over by then.
+_FIRST_LOOK_S = 0.01
 
 
 class _ActiveRun:
@@ -81,6 +83,7 @@ class _ActiveRun:
         self.host_calls: set[asyncio.Task[None]] = set()
         self.deadline: asyncio.Timeout | None = None  # the runtime limit, while running
         self.parked_s = 0.0  # time held by a debugger, not counted against the limit
+        self.watchdog: asyncio.Task[None] | None = None  # from _FIRST_LOOK_S in
 
     # -- RunOwner ---------------------------------------------------------------
     def on_log(self, lines: list[list[Any]]) -> None:
@@ -200,11 +203,10 @@ class _ActiveRun:
         self.worker.kill()
 
     async def supervise(self) -> None:
-        """Watch CPU and resident memory. The first look is 10 ms in, so a short
-        run never pays for /proc reads; CPU before it is bounded by the wall
-        clock (V8 runs single-threaded), which is counted instead."""
+        """Watch CPU and resident memory. It starts ``_FIRST_LOOK_S`` in, so a short
+        run never pays for /proc reads (nor for this task); CPU before it is bounded
+        by the wall clock (V8 runs single-threaded), which is counted instead."""
         limits, pid = self.req.limits, self.worker.pid
-        await asyncio.sleep(0.01)
         cpu0, rss0 = read_cpu_ms(pid), read_rss_mb(pid)
         if cpu0 is None or rss0 is None:
             return
@@ -227,6 +229,10 @@ class _ActiveRun:
             remaining_s = (limits.cpu_ms - (cpu - cpu0)) / 2000
             await asyncio.sleep(min(0.05, max(0.01, remaining_s)))
 
+    def _start_watch(self) -> None:
+        if not self.finished.done():
+            self.watchdog = asyncio.ensure_future(self._watch())
+
     async def _watch(self) -> None:
         # Unwatched, a job could outrun its CPU and memory limits: a watchdog that
         # fails ends its run.
@@ -245,7 +251,7 @@ class _ActiveRun:
             self._hand_over()
         except LimitExceeded as exc:
             return self._failed(exc)
-        watchdog = asyncio.ensure_future(self._watch())
+        first_look = asyncio.get_running_loop().call_later(_FIRST_LOOK_S, self._start_watch)
         try:
             async with asyncio.timeout(self.req.limits.runtime_ms / 1000) as deadline:
                 self.deadline = deadline
@@ -259,7 +265,9 @@ class _ActiveRun:
             self.stop(JobFailed("The caller went away"))
             raise
         finally:
-            watchdog.cancel()
+            first_look.cancel()
+            if self.watchdog is not None:
+                self.watchdog.cancel()
             for call in list(self.host_calls):  # a query or request never outlives its run
                 call.cancel()
         if isinstance(outcome, JobError):
