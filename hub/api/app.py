@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Route
 
 from hub.abuse import RateLimiter, SignInThrottle, parse_trusted_proxies
 from hub.api.answers import error_response, refusal
@@ -26,7 +27,7 @@ from hub.api.history_routes import router as history_router
 from hub.api.key_routes import router as keys_router
 from hub.api.memory import GiveBackMemory
 from hub.api.routes import router
-from hub.api.run_route import literal_segments, run_router
+from hub.api.run_route import RunFirst, literal_segments, run_router
 from hub.api.schedule_routes import router as schedule_router
 from hub.api.secret_routes import router as secret_router
 from hub.api.security_headers import NoSniff
@@ -152,10 +153,14 @@ def create_app(settings: Settings) -> FastAPI:
     routers = [auth_router, keys_router, history_router, store_router, schedule_router,
                secret_router, debug_router, attach_router, router]
     # Runs are matched first; a name some other route spells out goes the long way.
-    app.include_router(run_router(literal_segments(r for rt in routers for r in rt.routes)))
+    runs = run_router(literal_segments(r for rt in routers for r in rt.routes))
+    app.include_router(runs)
     for each in routers:
         app.include_router(each)
     _install_error_handlers(app)
+    route = runs.routes[0]
+    assert isinstance(route, Route)
+    app.add_middleware(RunFirst, route=route)  # first, so innermost: see hub.api.run_route
     app.add_middleware(NoSniff)
     app.add_middleware(GiveBackMemory)
     return app
