@@ -242,8 +242,7 @@ def control(harness: EngineHarness, pair: Pair) -> None:
 # every name a job sees, the intrinsics only reachable through an instance (%TypedArray%,
 # the iterator and generator prototypes...) and what the endowments make: each object
 # once, named by its first path.
-WALKER = r"""await null;  // an async job: its (large) answer is not one an eval returns
-const iso = (() => {
+WALKER = r"""const iso = (() => {
   'use strict';
   const O = Object, G = globalThis, apply = Reflect.apply, ownKeys = Reflect.ownKeys;
   const { getOwnPropertyDescriptor: desc, getPrototypeOf: protoOf, isFrozen, isExtensible } = O;
