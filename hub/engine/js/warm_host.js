@@ -43,12 +43,36 @@
   // Module state that harden() cannot see is shared by every run of the isolate:
   // date-fns keeps its default options in a closure, so setDefaultOptions would
   // change them for every later run. Its copy for jobs refuses that.
+  // pdf-lib interns PDFName and PDFRef objects in Maps and hands the same object to
+  // every caller: each is frozen as `of` hands it out (pdf-lib's own calls go through
+  // the same static), so no run can write on one another run will get.
   function guarded(name, value) {
-    if (name !== 'date-fns' || value === null || typeof value !== 'object') return value;
-    return { ...value, setDefaultOptions() {
-      throw new TypeError("date-fns' setDefaultOptions() would change the defaults of every later run " +
-        'on this hub: pass the options to each call instead');
-    } };
+    if (value === null || typeof value !== 'object') return value;
+    if (name === 'date-fns') {
+      return { ...value, setDefaultOptions() {
+        throw new TypeError("date-fns' setDefaultOptions() would change the defaults of every later " +
+          'run on this hub: pass the options to each call instead');
+      } };
+    }
+    if (name === 'pdf-lib') {
+      for (const interned of [value.PDFName, value.PDFRef]) {
+        if (typeof interned !== 'function' || typeof interned.of !== 'function') continue;
+        const of = interned.of;
+        defineProperty(interned, 'of', { value: function (...args) { return freeze(apply(of, this, args)); },
+          writable: false, configurable: false });
+      }
+    }
+    return value;
+  }
+
+  // Prototypes that lockdown() does not find (reachable only through an instance).
+  function hardenHidden() {
+    const P = Object.getPrototypeOf;
+    const segments = new G.Intl.Segmenter().segment('a');
+    for (const proto of [P(segments), P(segments[Symbol.iterator]()), P([].values().map((x) => x)),
+      P(Iterator.from({ next() { return { done: true }; } }))]) {
+      hardenF(proto);
+    }
   }
 
   // SES gives compartments a powerless Error (%SharedError%): its captureStackTrace
@@ -97,6 +121,7 @@
     }
     defineProperty(G, 'console', { value: freeze(levels), writable: false, configurable: false });
     for (let i = 0; i < sandbox.shared.length; i++) hardenF(sandbox.shared[i]);
+    hardenHidden();
     shared.Error = jobError(new CompartmentC({ __options__: true }).globalThis.Error);
     const found = [];
     const own = getOwnPropertyNames(G);
