@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
 
+from hub.engine.protocol import loads
 from shared.ndjson import LOG_LEVELS
 from shared.text import clean_text
 
@@ -38,7 +38,7 @@ def log_lines(items: Any) -> list[list[Any]]:
 
 def parse_json(text: str | bytes) -> Any:
     try:
-        return json.loads(text)
+        return loads(text)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
 

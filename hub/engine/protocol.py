@@ -47,9 +47,12 @@ _LINE_SLACK = 8 * MB
 # as its character, so every such escape it makes is a lone one.
 _LONE_ESCAPE = re.compile(rb"(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _REPLACEMENT_UTF8 = "\ufffd".encode()
-# An integer orjson would not read as ``json`` does (beyond 64 bits it gives a float).
-# Found anywhere, in a string too: such a line is rare, and is then just read the old way.
-_LONG_NUMBER = re.compile(rb"[0-9]{20}")
+# An integer orjson would not read as ``json`` does (beyond 64 bits it gives a float):
+# 20 digits in a row, found anywhere (in a string too: such a line is rare, and is then
+# just read the old way). Every digit made a 0 and the rest a space, it is a plain
+# substring search; a regular expression for it scans ten times slower.
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_NUMBER = b"0" * 20
 # Written by ``json`` instead (see the module docstring); a dataclass and a datetime,
 # which ``json`` refuses, are handed to ``_refuse`` rather than written.
 _ORJSON_WRITE = (orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS
@@ -119,12 +122,19 @@ def decode(line: bytes) -> Any:
     which only a lying peer sends: ours writes UTF-8) is read as U+FFFD."""
     if b"\\u" in line and _LONE_ESCAPE.search(line):
         return clean_json(json.loads(line))
-    if not _LONG_NUMBER.search(line):
+    return loads(line)
+
+
+def loads(data: str | bytes) -> Any:
+    """``json.loads(data)``, with orjson where it reads ``data`` the same way. Text
+    holding a lone surrogate is not UTF-8 once encoded, so orjson refuses it."""
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZERO):
         try:
-            return orjson.loads(line)
+            return orjson.loads(raw)
         except orjson.JSONDecodeError:  # read (or refused) as json reads it
             pass
-    return json.loads(line)
+    return json.loads(data)
 
 
 def clean_json_text(data: bytes) -> bytes:
