@@ -18,8 +18,9 @@ bookkeeping). Whatever orjson would handle differently from ``json`` goes the ol
 way, so what crosses is what ``json`` made of it: a lone surrogate, a dict key that is
 not a string, an integer beyond 64 bits, a type ``json`` refuses (orjson would write a
 datetime or a dataclass) when writing; when reading, any line orjson refuses (``NaN``,
-a surrogate written as UTF-8, nesting deeper than orjson goes) and any number of 20
-digits or more (orjson would read an integer beyond 64 bits as a float). One thing
+a surrogate written as UTF-8), any with 19 digits in a row (orjson would read an
+integer beyond 64 bits as a float) or more than 900 brackets (nesting ``json`` may
+refuse with a RecursionError where orjson goes on). One thing
 differs: a ``NaN`` or infinite float is written as ``null`` (``json`` wrote ``NaN``,
 which V8's JSON cannot read); nothing sends one, since the door refuses them in
 parameters and outside values already turn them into ``null``.
@@ -47,12 +48,16 @@ _LINE_SLACK = 8 * MB
 # as its character, so every such escape it makes is a lone one.
 _LONE_ESCAPE = re.compile(rb"(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _REPLACEMENT_UTF8 = "\ufffd".encode()
-# An integer orjson would not read as ``json`` does (beyond 64 bits it gives a float):
-# 20 digits in a row, found anywhere (in a string too: such a line is rare, and is then
-# just read the old way). Every digit made a 0 and the rest a space, it is a plain
-# substring search; a regular expression for it scans ten times slower.
+# An integer orjson would not read as ``json`` does (beyond 64 bits it gives a float,
+# and -9223372036854775809 has 19 digits): 19 digits in a row, found anywhere (in a
+# string too: such a line is rare, and is then just read the old way). Every digit
+# made a 0 and the rest a space, it is a plain substring search; a regular
+# expression for it scans ten times slower.
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_LONG_NUMBER = b"0" * 20
+_LONG_NUMBER = b"0" * 19
+# Nesting that ``json`` may refuse (a RecursionError near its 1,000 frames) and orjson
+# reads (up to 1,024 levels): a line with more brackets than this is read by ``json``.
+_FEW_BRACKETS = 900
 # Written by ``json`` instead (see the module docstring); a dataclass and a datetime,
 # which ``json`` refuses, are handed to ``_refuse`` rather than written.
 _ORJSON_WRITE = (orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS
@@ -129,7 +134,8 @@ def loads(data: str | bytes) -> Any:
     """``json.loads(data)``, with orjson where it reads ``data`` the same way. Text
     holding a lone surrogate is not UTF-8 once encoded, so orjson refuses it."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZERO):
+    if (_LONG_NUMBER not in raw.translate(_DIGITS_AS_ZERO)
+            and raw.count(b"[") + raw.count(b"{") <= _FEW_BRACKETS):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:  # read (or refused) as json reads it
