@@ -93,7 +93,8 @@ class RunFirst:
             match, child = self.route.matches(scope)
             if match is Match.FULL:
                 scope["starlette.exception_handlers"] = self.handlers
-                scope.setdefault("router", scope["app"].router)
+                if "app" in scope:  # as the router would have left it
+                    scope.setdefault("router", scope["app"].router)
                 scope.update(child)
                 await self.route.handle(scope, receive, send)
                 return
