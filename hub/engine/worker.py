@@ -95,7 +95,7 @@ class Worker:
         self.recent_modules.append(wanted)
         self.recent_fresh.append(fresh)
         caps = protocol.Caps.from_message(msg["spec"].get("caps"))
-        cpu0 = time.process_time()
+        cpu0, began = time.process_time(), time.monotonic()
         try:
             outcome = await self._run_job(msg, fresh, wanted)
         except Exception as exc:  # the hub must hear of every run's end
@@ -105,7 +105,7 @@ class Worker:
         self.current = self.run_id = None
         meta, body = _answer(outcome, caps)
         _send({"t": "done", "meta": meta, "len": len(body), "cpuMs": cpu_ms}, body)
-        await self._after_run(fresh)
+        await self._after_run(fresh, time.monotonic() - began)
         if len(body) >= _TRIM_AFTER:
             _give_back_memory()
         await self.warm()
@@ -121,9 +121,6 @@ class Worker:
                 sandbox.load_module(context, build)
             self._own(context, msg)
             return await sandbox.run_in_context(context, source, spec, memory_mb, live)
-        problem = sandbox.body_problem(self.checker, source)
-        if problem is not None:
-            return sandbox.RawOutcome(problem)
         isolate = self.isolate or warm.build()
         self.isolate = isolate
         for build in wanted:
@@ -135,7 +132,7 @@ class Worker:
         self.current, self.run_id = context, str(msg.get("run"))
         context.on_log, context.on_call = self.on_log, self.on_call
 
-    async def _after_run(self, fresh: bool) -> None:
+    async def _after_run(self, fresh: bool, took_s: float) -> None:
         """A fresh context serves one run; the warm isolate serves the next one
         unless the run left it spinning or too full: then the worker ends, and the
         pool starts another (a spinning isolate cannot be stopped from here)."""
@@ -145,7 +142,7 @@ class Worker:
         if fresh:
             return
         isolate = self.isolate
-        if isolate is not None and not await warm.settle(isolate):
+        if isolate is not None and not await warm.settle(isolate, took_s):
             self.isolate = None
             if isolate.lost or isolate.runs >= warm.MAX_RUNS:
                 isolate.close()  # ~1 ms; the next isolate is built while idle

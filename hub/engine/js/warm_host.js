@@ -55,6 +55,7 @@
       } };
     }
     if (name === 'pdf-lib') {
+      hardenPdfCaches(value);
       for (const interned of [value.PDFName, value.PDFRef]) {
         if (typeof interned !== 'function' || typeof interned.of !== 'function') continue;
         const of = interned.of;
@@ -63,6 +64,22 @@
       }
     }
     return value;
+  }
+
+  // pdf-lib loads each standard font's metrics once and gives every later document the
+  // same font and encoding objects; its random-number helper's class is reachable only
+  // through a document's context. All are made here and hardened, before any job.
+  function hardenPdfCaches(pdf) {
+    const fonts = pdf.StandardFonts && typeof pdf.StandardFontEmbedder === 'function'
+      ? Object.values(pdf.StandardFonts) : [];
+    for (const font of fonts) {
+      const embedder = pdf.StandardFontEmbedder.for(font);
+      hardenF(embedder.font);
+      hardenF(embedder.encoding);
+    }
+    if (pdf.PDFContext && typeof pdf.PDFContext.create === 'function') {
+      hardenF(Object.getPrototypeOf(pdf.PDFContext.create().rng));
+    }
   }
 
   // Prototypes that lockdown() does not find (reachable only through an instance).
