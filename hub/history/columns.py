@@ -106,14 +106,19 @@ def _flat_row(r: RunRecord) -> dict[str, Any]:
         "http_status": r.http_status, "result": r.result,
         "result_truncated": int(r.result_truncated), "result_size": r.result_size,
         "result_type": r.result_type, "result_format": r.result_format,
-        "logs": json.dumps(list(r.logs), ensure_ascii=False),
+        "logs": _json_list(r.logs),
         "logs_truncated": int(r.logs_truncated),
-        "calls": json.dumps(list(r.calls), ensure_ascii=False),
+        "calls": _json_list(r.calls),
         "ended": r.ended, "runtime_ms": r.runtime_ms, "cpu_ms": r.cpu_ms,
         "schedule_id": r.schedule_id, "schedule_name": r.schedule_name,
         "started_hour": int(r.started // 3600), "rt_bucket": bucket_of(r.runtime_ms),
         "search_text": _search_text(r, params),
     }
+
+
+def _json_list(items: tuple[dict[str, Any], ...]) -> str:
+    # Most runs log nothing and call nothing: their "[]" costs no encoder.
+    return json.dumps(list(items), ensure_ascii=False) if items else "[]"
 
 
 def _opt_int(value: Any) -> int | None:

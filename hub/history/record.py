@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 __all__ = [
@@ -71,7 +71,16 @@ class RunRecord:
     schedule_name: str | None = None
 
     def finished(self, **changes: Any) -> RunRecord:
-        return replace(self, **changes)
+        """This record with ``changes``: ``dataclasses.replace`` without its walk
+        through every field and the frozen ``__init__`` (a record has no derived
+        fields), once per run on the request path."""
+        unknown = changes.keys() - _FIELDS
+        if unknown:
+            raise TypeError(f"RunRecord has no field {', '.join(sorted(unknown))}")
+        record = object.__new__(RunRecord)
+        record.__dict__.update(self.__dict__)
+        record.__dict__.update(changes)
+        return record
 
     def as_json(self) -> dict[str, Any]:
         """The record as the API shows it (camelCase keys)."""
@@ -87,6 +96,9 @@ class RunRecord:
         for key in ("logs", "calls", "result"):
             full.pop(key)
         return full
+
+
+_FIELDS = frozenset(f.name for f in fields(RunRecord))
 
 
 def _camel(name: str) -> str:
