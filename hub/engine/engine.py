@@ -385,7 +385,9 @@ class Engine:
         queued = loop.time()
         async with self.gate.slot():
             wait_s = self.config.queue_timeout_ms / 1000 - (loop.time() - queued)
-            worker = await acquire_worker(self.pool, wait_s, self.config.queue_timeout_ms)
+            # An idle worker is the usual case: taken at once, without a timeout's timer.
+            worker = self.pool.take_idle() or await acquire_worker(
+                self.pool, wait_s, self.config.queue_timeout_ms)
             active: _ActiveRun | None = None
             try:
                 if req.on_start is not None:

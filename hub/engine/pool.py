@@ -191,11 +191,18 @@ class WorkerPool:
         log.info("worker %s exited; starting a replacement", worker.pid)
         background(self._spawn())
 
-    async def acquire(self) -> WorkerProcess:
+    def take_idle(self) -> WorkerProcess | None:
+        """The worker ready longest, if one is idle now (no wait, so no timeout)."""
         while self._idle:
             worker = self._idle.popleft()
             if worker.alive:
                 return worker
+        return None
+
+    async def acquire(self) -> WorkerProcess:
+        worker = self.take_idle()
+        if worker is not None:
+            return worker
         waiter: asyncio.Future[WorkerProcess] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         try:
