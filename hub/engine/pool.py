@@ -1,7 +1,7 @@
 """Worker processes and the pool that keeps them ready.
 
 Every worker is started ahead of demand and says ``ready`` once its next V8
-context is built; ``acquire`` hands out the worker that has been ready longest.
+context is built; ``acquire`` hands out the worker that became ready last.
 A worker that is killed or dies is replaced at once; its run is failed by the
 run that owned it, never by the pool.
 """
@@ -192,9 +192,12 @@ class WorkerPool:
         background(self._spawn())
 
     def take_idle(self) -> WorkerProcess | None:
-        """The worker ready longest, if one is idle now (no wait, so no timeout)."""
+        """The worker ready last, if one is idle now (no wait, so no timeout). Last in,
+        first out: a warm isolate that has just run is the one whose code, caches and
+        type feedback are hot, so the fewest workers do the work when the hub is not
+        busy (the others stay warm, ready for a burst)."""
         while self._idle:
-            worker = self._idle.popleft()
+            worker = self._idle.pop()
             if worker.alive:
                 return worker
         return None
