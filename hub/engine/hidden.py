@@ -36,7 +36,7 @@ HANDOVERS = ("__webjob_protocol", "__webjob_web", "__webjob_bytes", "__webjob_re
              "__webjob_crypto", "__webjob_debug_runtime", "__webjob_kit", "__webjob_sandbox",
              "__webjob_channel")
 # The hub's own acorn context (instrument.py), never a job's.
-ACORN_TOOLS = ("__webjob_instrument", "__webjob_strict_check")
+ACORN_TOOLS = ("__webjob_ast", "__webjob_instrument", "__webjob_strict_check")
 ALL = (NOTE, WAKE, DONE, HOST, *HANDOVERS, *ACORN_TOOLS)
 
 

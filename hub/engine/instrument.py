@@ -26,9 +26,10 @@ from shared.errors import InternalError
 __all__ = ["ACORN_BUILD", "Instrumented", "acorn_call", "instrument"]
 
 ACORN_BUILD = MODULES_ROOT / "acorn" / "dist" / "acorn.js"
-# Evaluated after acorn, each defining the global function acorn_call names.
+# Evaluated after acorn: the shared walks over its tree, then the two scripts, each
+# defining the global function acorn_call names.
 _SCRIPTS = tuple(resources.files("hub.engine") / "js" / name
-                 for name in ("debug_instrument.js", "strict_check.js"))
+                 for name in ("ast_names.js", "debug_instrument.js", "strict_check.js"))
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ const SANDBOX_GLOBALS = {
 // The hub's acorn context (the step debugger's instrumentation, the strict-mode
 // check of a job) is a V8 context of its own, after acorn's dist/acorn.js: it has
 // acorn and nothing of SES.
-const ACORN_CONTEXT = ['hub/engine/js/debug_instrument.js', 'hub/engine/js/strict_check.js'];
+const ACORN_CONTEXT = ['hub/engine/js/ast_names.js', 'hub/engine/js/debug_instrument.js',
+  'hub/engine/js/strict_check.js'];
 
 module.exports = [
   {

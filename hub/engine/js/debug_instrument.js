@@ -30,71 +30,12 @@
   // Globals the sandbox defines for a job; a pause lists those the job names.
   const JOB_GLOBALS = ['params', 'request', 'response', 'db', 'http', 'console', 'sign',
     'verify', 'require', 'secrets', 'userID', 'isAuthenticated', 'limits'];
-  const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression',
-    'ArrowFunctionExpression']);
+  const { FUNCTIONS, children, patternNames, hoistedVars, lexicalNames } = globalThis.__webjob_ast;
   // Statements a pause never precedes: hoisted declarations, nothing to run, or
   // statements whose own parts are paused on (a block's statements).
   const NOT_PAUSED = new Set(['FunctionDeclaration', 'ClassDeclaration', 'EmptyStatement',
     'BlockStatement', 'DebuggerStatement']);
-  const SKIP_KEYS = new Set(['type', 'start', 'end', 'loc', 'range']);
-
-  function children(node) {
-    const out = [];
-    for (const key in node) {
-      if (SKIP_KEYS.has(key)) continue;
-      const value = node[key];
-      if (Array.isArray(value)) {
-        for (const item of value) if (item && typeof item.type === 'string') out.push(item);
-      } else if (value && typeof value.type === 'string') {
-        out.push(value);
-      }
-    }
-    return out;
-  }
-
   // ---- names ----------------------------------------------------------------
-
-  function patternNames(pattern, out) {
-    if (!pattern) return out;
-    switch (pattern.type) {
-      case 'Identifier': out.add(pattern.name); break;
-      case 'ObjectPattern':
-        for (const p of pattern.properties) {
-          patternNames(p.type === 'RestElement' ? p : p.value, out);
-        }
-        break;
-      case 'ArrayPattern': for (const e of pattern.elements) patternNames(e, out); break;
-      case 'RestElement': patternNames(pattern.argument, out); break;
-      case 'AssignmentPattern': patternNames(pattern.left, out); break;
-      default: break;
-    }
-    return out;
-  }
-
-  // `var`s anywhere in a function body, but not in functions (or static blocks)
-  // nested in it: they belong to the function's own scope.
-  function hoistedVars(node, out) {
-    if (node.type === 'VariableDeclaration' && node.kind === 'var') {
-      for (const d of node.declarations) patternNames(d.id, out);
-    }
-    for (const child of children(node)) {
-      if (!FUNCTIONS.has(child.type) && child.type !== 'StaticBlock') hoistedVars(child, out);
-    }
-    return out;
-  }
-
-  // What a statement list declares for its block: let/const/class and block-level
-  // functions (all of them, so names declared further down show in their TDZ).
-  function lexicalNames(statements, out) {
-    for (const s of statements) {
-      if (s.type === 'VariableDeclaration' && s.kind !== 'var') {
-        for (const d of s.declarations) patternNames(d.id, out);
-      } else if ((s.type === 'ClassDeclaration' || s.type === 'FunctionDeclaration') && s.id) {
-        out.add(s.id.name);
-      }
-    }
-    return out;
-  }
 
   // Every identifier the job names outside property keys and labels: the job
   // globals among them are shown at pauses.

@@ -40,67 +40,9 @@
     'keep the old behaviour';
   const OPTIONS = { ecmaVersion: 'latest', sourceType: 'script',
     allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true };
-  const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression',
-    'ArrowFunctionExpression']);
-  const SKIP_KEYS = new Set(['type', 'start', 'end', 'loc', 'range']);
+  const { children, patternNames, hoistedVars, lexicalNames } = globalThis.__webjob_ast;
 
-  function children(node) {
-    const out = [];
-    for (const key of Object.keys(node)) {
-      if (SKIP_KEYS.has(key)) continue;
-      const value = node[key];
-      if (Array.isArray(value)) {
-        for (const item of value) if (item && typeof item.type === 'string') out.push(item);
-      } else if (value && typeof value.type === 'string') {
-        out.push(value);
-      }
-    }
-    return out;
-  }
-
-  // ---- declarations -------------------------------------------------------------
-
-  // The names a binding pattern declares (`a`, `{b, c: [d]}`, `...e`, `f = 1`).
-  function patternNames(pattern, out) {
-    if (!pattern) return out;
-    if (pattern.type === 'Identifier') {
-      out.add(pattern.name);
-    } else if (pattern.type === 'ObjectPattern') {
-      for (const p of pattern.properties) patternNames(p.type === 'RestElement' ? p : p.value, out);
-    } else if (pattern.type === 'ArrayPattern') {
-      for (const e of pattern.elements) patternNames(e, out);
-    } else if (pattern.type === 'RestElement') {
-      patternNames(pattern.argument, out);
-    } else if (pattern.type === 'AssignmentPattern') {
-      patternNames(pattern.left, out);
-    }
-    return out;
-  }
-
-  // `var`s anywhere under `node` but not in the functions (or static blocks) nested
-  // in it: those belong to their own function's scope.
-  function hoistedVars(node, out) {
-    if (node.type === 'VariableDeclaration' && node.kind === 'var') {
-      for (const d of node.declarations) patternNames(d.id, out);
-    }
-    for (const child of children(node)) {
-      if (!FUNCTIONS.has(child.type) && child.type !== 'StaticBlock') hoistedVars(child, out);
-    }
-    return out;
-  }
-
-  // What a statement list declares for its block: let/const/class and functions.
-  // A function declared in a block belongs to the block: that is strict mode's rule.
-  function lexicalNames(statements, out) {
-    for (const s of statements) {
-      if (s.type === 'VariableDeclaration' && s.kind !== 'var') {
-        for (const d of s.declarations) patternNames(d.id, out);
-      } else if ((s.type === 'ClassDeclaration' || s.type === 'FunctionDeclaration') && s.id) {
-        out.add(s.id.name);
-      }
-    }
-    return out;
-  }
+  // ---- declarations (what a binding declares: ast_names.js) -----------------------
 
   // A scope: the names declared in it and its parent. `isWith`: the body of a `with`,
   // where any name may be a property of the object.
