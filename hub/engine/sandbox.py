@@ -1,13 +1,15 @@
-"""One run in one fresh V8 context, driven from Python (inside a worker process).
+"""Running a job script in a V8 context, driven from Python (inside a worker process),
+and what fresh contexts and warm isolates share (``warm`` builds on it).
 
-``prepare_context`` builds the next context ahead of demand (polyfills, prelude,
-the notification hook); ``run_in_context`` starts the job in it and returns the
-raw outcome. Only this module and ``v8`` know mini-racer.
+``prepare_context`` builds a fresh context ahead of demand (the sandbox scripts, the
+notification hooks) for a job with ``Isolation: fresh``; ``run_script`` runs a job's
+script and returns the raw outcome, read from the channel memory when it fits there;
+``check_syntax`` and ``body_problem`` parse a job's text without running it. Only
+this module, ``warm`` and ``v8`` know mini-racer.
 
-Cost notes (measured on the 2-core machine): a fresh context is ~3 ms of CPU,
-one ``eval`` ~80 µs, each JS→Python notification ~0.4 ms. So the job script and
-the first poll are two evals; a job that finishes synchronously never notifies;
-console lines are batched by the prelude.
+Cost notes (measured on the 2-core machine): a fresh context is ~6 ms of CPU, one
+``eval`` ~0.25 ms of round trip. A job that settles within its eval never notifies;
+console lines are batched by the sandbox and leave with the outcome.
 """
 
 from __future__ import annotations
