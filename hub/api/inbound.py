@@ -84,6 +84,9 @@ def parse_exact_json(text: str | bytes, what: str = "The request body") -> Any:
         raise too_deep from None
     except json.JSONDecodeError:
         raise BadRequest(f"{what} is not valid JSON") from None
+    except UnicodeDecodeError as exc:  # the decoder's own wording is not the caller's business
+        raise BadRequest(f"{what} is not valid JSON: byte {exc.start} is not UTF-8 (or UTF-16 or "
+                         "UTF-32 with a byte order mark)") from None
     except ValueError as exc:  # NaN, Infinity, a number no job could read back
         raise BadRequest(f"{what} is not valid JSON: {exc}") from None
     if nests_deeper_than(text, data, MAX_JSON_DEPTH):

@@ -196,6 +196,13 @@ def test_a_name_with_a_trailing_newline_is_refused(client: httpx.Client, name: s
     refused(schedule, "HUB-007")
 
 
+def test_a_body_that_is_not_utf8_is_hub_001_in_the_hubs_words(client: httpx.Client) -> None:
+    answer = refused(client.post(f"{API}/public_door", content=b'{"who":"a\xff\xfeb"}',
+                                 headers=JSON_BODY))
+    assert answer["error"].startswith("The request body is not valid JSON: byte 9 is not UTF-8")
+    assert "codec" not in answer["error"]
+
+
 # -- numbers a job could not read back ----------------------------------------------------
 
 
