@@ -15,7 +15,7 @@ import pytest
 
 from hub.engine.engine import RunResult
 from shared.header import Limits
-from tests.engine.conftest import EngineHarness, body_json
+from tests.engine.conftest import EngineHarness, body_json, full_pool
 
 ISOLATIONS = ("warm", "fresh")
 U = "undefined"
@@ -65,16 +65,6 @@ def assert_healthy(harness: EngineHarness) -> None:
         assert body_json(got) == ["undefined", 42]
 
 
-def pids(harness: EngineHarness) -> list[int]:
-    return sorted(w.pid for w in harness.engine.pool._all if w.alive)
-
-
-async def _full_pool(harness: EngineHarness) -> None:
-    pool = harness.engine.pool
-    while pool._starting or sum(w.alive for w in pool._all) < pool.size:
-        await asyncio.sleep(0.01)
-
-
 def wait_for_replacements(request: pytest.FixtureRequest) -> None:
     """After a test that got a worker killed, wait until its replacement has spawned: an
     engine closed while a spawn is in flight leaves that worker running and the harness'
@@ -82,4 +72,4 @@ def wait_for_replacements(request: pytest.FixtureRequest) -> None:
     for name in ("engine", "solo"):
         if name in request.fixturenames:
             harness = request.getfixturevalue(name)
-            harness.call(asyncio.wait_for(_full_pool(harness), 20))
+            harness.call(asyncio.wait_for(full_pool(harness), 20))

@@ -5,8 +5,10 @@ returns the ``RunResult``; the engine lives on its own event-loop thread."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -58,3 +60,27 @@ def body_json(result: RunResult) -> Any:
 
     assert result.ok, result.error and result.error.message
     return json.loads(result.body)
+
+
+def pids(harness: EngineHarness) -> list[int]:
+    """The engine's live worker processes."""
+    return sorted(w.pid for w in harness.engine.pool._all if w.alive)
+
+
+async def full_pool(harness: EngineHarness) -> None:
+    pool = harness.engine.pool
+    while pool._starting or sum(w.alive for w in pool._all) < pool.size:
+        await asyncio.sleep(0.01)
+
+
+@contextmanager
+def workers(count: int, queue_timeout_ms: int = 10_000) -> Iterator[EngineHarness]:
+    """An engine with exactly ``count`` workers (no spare): consecutive runs share
+    their processes, and so their warm isolates."""
+    harness = EngineHarness(EngineConfig(max_concurrent=count, spare_workers=0,
+                                         queue_timeout_ms=queue_timeout_ms))
+    try:
+        yield harness
+    finally:  # a replacement still spawning would make close() hang
+        harness.call(asyncio.wait_for(full_pool(harness), 20))
+        harness.close()

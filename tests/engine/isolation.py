@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hub.engine.engine import EngineConfig, RunResult
+from hub.engine.engine import RunResult
 from hub.engine.modules import installed_builds, mentioned
 from shared.header import Limits
-from tests.engine.conftest import EngineHarness
+from tests.engine.conftest import EngineHarness, pids, workers
 
 APPROVED = ["date-fns", "pdf-lib"]
 BUILDS = installed_builds(APPROVED)
@@ -124,16 +124,6 @@ def module_kw(source: str, **kw: Any) -> dict[str, Any]:
     return kw
 
 
-def pids(harness: EngineHarness) -> list[int]:
-    return sorted(w.pid for w in harness.engine.pool._all if w.alive)
-
-
-async def _full_pool(harness: EngineHarness) -> None:
-    pool = harness.engine.pool
-    while pool._starting or sum(w.alive for w in pool._all) < pool.size:
-        await asyncio.sleep(0.01)
-
-
 @dataclasses.dataclass
 class Bench:
     """One worker for A-then-B, two for A-beside-B, the world of the first run and the
@@ -150,18 +140,6 @@ def bench() -> Iterator[Bench]:
     with workers(1) as solo, workers(2) as duo:
         first = world(solo, modules=True)  # before any attack
         yield Bench(solo, duo, first, first)
-
-
-@contextmanager
-def workers(count: int) -> Iterator[EngineHarness]:
-    """An engine with exactly ``count`` workers (no spare): runs share their processes."""
-    harness = EngineHarness(EngineConfig(max_concurrent=count, spare_workers=0,
-                                         queue_timeout_ms=10_000))
-    try:
-        yield harness
-    finally:  # a replacement still spawning would make close() hang
-        harness.call(asyncio.wait_for(_full_pool(harness), 20))
-        harness.close()
 
 
 def run(harness: EngineHarness, source: str, **kw: Any) -> RunResult:

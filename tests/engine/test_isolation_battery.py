@@ -17,7 +17,7 @@ import pytest
 
 from hub.engine.engine import RunResult
 from tests.engine import isolation as iso
-from tests.engine.conftest import EngineHarness
+from tests.engine.conftest import EngineHarness, workers
 from tests.engine.isolation import OneOf, Pair, inert, residue
 
 # Each value is (A's steps, B's probe, B's answer): the marker is always 'LEAK'.
@@ -384,7 +384,7 @@ def on() -> Iterator[iso.Bench]:
 
 @pytest.fixture(scope="module")
 def fresh() -> Iterator[EngineHarness]:
-    with iso.workers(1) as harness:
+    with workers(1) as harness:
         yield harness
 
 

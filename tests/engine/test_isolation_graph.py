@@ -22,7 +22,7 @@ import pytest
 
 from hub.engine.engine import RunResult
 from tests.engine import isolation as iso
-from tests.engine.conftest import EngineHarness
+from tests.engine.conftest import EngineHarness, workers
 from tests.engine.isolation import WALKER, OneOf, Pair, inert, residue
 
 # Today's engine installs the web APIs as shells filled on first use, which would undo a
@@ -212,7 +212,7 @@ def on() -> Iterator[iso.Bench]:
 
 @pytest.fixture(scope="module")
 def fresh() -> Iterator[EngineHarness]:
-    with iso.workers(1) as harness:
+    with workers(1) as harness:
         yield harness
 
 

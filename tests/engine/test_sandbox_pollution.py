@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from hub.engine.engine import EngineConfig, RunRequest, RunResult
+from hub.engine.engine import RunRequest, RunResult
 from shared.header import Limits
 from tests.engine.battery import (
     ISOLATIONS,
@@ -24,10 +24,9 @@ from tests.engine.battery import (
     assert_healthy,
     bends,
     per,
-    pids,
     wait_for_replacements,
 )
-from tests.engine.conftest import EngineHarness, body_json
+from tests.engine.conftest import EngineHarness, body_json, pids, workers
 
 ROOMY = Limits(runtime_ms=15_000, memory_mb=128, cpu_ms=8_000)  # floods: bounded by the cap
 CONSOLE_CAP = 8 * 1024 * 1024
@@ -37,10 +36,8 @@ SIGN_KEY = "c2lnbmluZyBrZXkgZm9yIHRlc3Rz"  # the harness default: b"signing key 
 @pytest.fixture(scope="module")
 def solo() -> Iterator[EngineHarness]:
     """An engine with exactly one worker: consecutive runs share one process."""
-    harness = EngineHarness(EngineConfig(max_concurrent=1, spare_workers=0,
-                                         queue_timeout_ms=10_000))
-    yield harness
-    harness.close()
+    with workers(1, queue_timeout_ms=10_000) as harness:
+        yield harness
 
 
 @pytest.fixture(autouse=True)

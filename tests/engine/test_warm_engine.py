@@ -14,7 +14,7 @@ import pytest
 
 from hub.engine import warm
 from shared.header import Limits
-from tests.engine.conftest import EngineHarness, body_json
+from tests.engine.conftest import EngineHarness, body_json, workers
 
 SHORT = Limits(runtime_ms=2_000, memory_mb=64, cpu_ms=1_000)
 SPEC: dict[str, Any] = {"params": {}, "request": {"method": "GET", "caller": {"kind": "anonymous"}},
@@ -23,12 +23,8 @@ SPEC: dict[str, Any] = {"params": {}, "request": {"method": "GET", "caller": {"k
 
 @pytest.fixture(scope="module")
 def solo() -> Iterator[EngineHarness]:
-    from hub.engine.engine import EngineConfig
-
-    harness = EngineHarness(EngineConfig(max_concurrent=1, spare_workers=0,
-                                         queue_timeout_ms=20_000))
-    yield harness
-    harness.close()
+    with workers(1, queue_timeout_ms=20_000) as harness:
+        yield harness
 
 
 def worker_pids(harness: EngineHarness) -> set[int]:

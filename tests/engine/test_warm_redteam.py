@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from hub.engine.engine import EngineConfig, RunResult
+from hub.engine.engine import RunResult
 from hub.engine.modules import installed_builds, mentioned
 from shared.header import Limits
-from tests.engine.conftest import EngineHarness, body_json
+from tests.engine.conftest import EngineHarness, body_json, workers
 
 APPROVED = ["date-fns", "pdf-lib"]
 BUILDS = installed_builds(APPROVED)
@@ -27,10 +27,8 @@ LIMITS = Limits(runtime_ms=5_000, memory_mb=64, cpu_ms=3_000)
 @pytest.fixture()
 def solo() -> Iterator[EngineHarness]:
     # A new one-worker engine per test: what one attack leaves never meets the next.
-    harness = EngineHarness(EngineConfig(max_concurrent=1, spare_workers=0,
-                                         queue_timeout_ms=20_000))
-    yield harness
-    harness.close()
+    with workers(1, queue_timeout_ms=20_000) as harness:
+        yield harness
 
 
 def run(engine: EngineHarness, source: str, **kw: Any) -> RunResult:

@@ -8,45 +8,25 @@ test_warm_strict.py."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from hub.engine.engine import EngineConfig, RunResult
-from tests.engine.conftest import EngineHarness, body_json
+from hub.engine.engine import RunResult
+from tests.engine.conftest import EngineHarness, body_json, pids, workers
 
 RUNS = 10
 Check = Callable[[int, RunResult], None]
 
 
-async def _full_pool(harness: EngineHarness) -> None:
-    pool = harness.engine.pool
-    while pool._starting or sum(w.alive for w in pool._all) < pool.size:
-        await asyncio.sleep(0.01)
-
-
-@contextmanager
-def one_worker() -> Iterator[EngineHarness]:
+def one_worker() -> Any:
     """An engine with exactly one worker, so consecutive runs share one isolate."""
-    harness = EngineHarness(EngineConfig(max_concurrent=1, spare_workers=0,
-                                         queue_timeout_ms=10_000))
-    try:
-        yield harness
-    finally:
-        # A worker replaced mid-module would still be spawning: closing then hangs.
-        harness.call(asyncio.wait_for(_full_pool(harness), 20))
-        harness.close()
-
-
-def pids(harness: EngineHarness) -> list[int]:
-    return sorted(w.pid for w in harness.engine.pool._all if w.alive)
+    return workers(1)
 
 
 @dataclass
