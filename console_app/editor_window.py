@@ -310,7 +310,7 @@ class EditorWindow(QMainWindow):
         self.problems.set_problems(local + errors + warnings + self._run_problems)
         count_errors, count_warnings = self.problems.counts()
         self.problems_dock.setWindowTitle(
-            f"Problems ({count_errors} errors, {count_warnings} warnings)"
+            f"Problems ({_counted(count_errors, 'error')}, {_counted(count_warnings, 'warning')})"
             if self.problems.problems else "Problems")
         self.sig_problems_changed.emit()
 
@@ -464,3 +464,7 @@ def __getattr__(name: str) -> Any:
         from console_app.editor.shots import SCREENSHOTS
         return SCREENSHOTS
     raise AttributeError(name)
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -187,3 +187,9 @@ def test_context_from_available() -> None:
 ])
 def test_context_from_available_without_readable_fields(data: object) -> None:
     assert context_from_available(data) == HubContext(None, None)
+
+
+def test_the_problems_title_counts_in_words() -> None:
+    from console_app.editor_window import _counted
+
+    assert [_counted(n, "error") for n in (0, 1, 2)] == ["0 errors", "1 error", "2 errors"]
