@@ -1,7 +1,8 @@
 """Worker processes and the pool that keeps them ready.
 
-Every worker is started ahead of demand and says ``ready`` once its next V8
-context is built; ``acquire`` hands out the worker that became ready last.
+Every worker is started ahead of demand and says ``ready`` once it can take the
+next run at once (its warm isolate built and checked, see ``warm``); ``acquire``
+hands out the worker that became ready last.
 A worker that is killed or dies is replaced at once; its run is failed by the
 run that owned it, never by the pool.
 """

@@ -36,13 +36,13 @@ TAKE_CHANNEL = ("(() => { const c = globalThis.__webjob_channel; "
                 "delete globalThis.__webjob_channel; return c })()")
 
 
-def sandbox_script(*names: str, tail: str = TAKE_CHANNEL) -> str:
-    """The layout (``hidden``), the sandbox files and ``tail`` as one script (each
-    eval is a ~0.2 ms round trip)."""
-    return scripts.JOIN.join([hidden.protocol_script(), scripts.joined(*names), tail])
+def sandbox_script(host: str, tail: str = TAKE_CHANNEL) -> str:
+    """The layout (``hidden``), the sandbox up to ``host`` (scripts.FRESH_HOST or
+    WARM_HOST) and ``tail`` as one script (each eval is a ~0.2 ms round trip)."""
+    return scripts.JOIN.join([hidden.protocol_script(), scripts.sandbox_source(host), tail])
 
 
-_FRESH_SANDBOX = sandbox_script(*scripts.WEB_APIS, *scripts.MACHINERY, scripts.FRESH_HOST)
+_FRESH_SANDBOX = sandbox_script(scripts.FRESH_HOST)
 
 JOB_SCRIPT_PREFIX = "__webjob_host.run({spec}, async () => {{"
 _PARSE_ERROR = re.compile(r"^(?:<anonymous>|job\.js):(\d+): (.*)$")
@@ -51,7 +51,8 @@ _MEMORY_POLL_S = 0.05
 
 @dataclass
 class PreparedContext:
-    """A fresh context with the sandbox installed, waiting for a job."""
+    """A V8 context with the sandbox installed, waiting for a job: a fresh context
+    for one run, or (``warm.WarmIsolate``) a warm isolate for run after run."""
 
     racer: v8.Racer
     channel: ConsoleChannel | None = None
@@ -96,10 +97,10 @@ class RawOutcome:
 def install_notifiers(prepared: PreparedContext) -> None:
     """The host functions the prelude captures (before any sandbox code runs): notes
     (console batches, bridge calls), the live console's wake-up and the run's end."""
-    prepared.racer.install_notifier("__webjob_note", prepared.handle_note)
-    prepared.racer.install_notifier("__webjob_wake", lambda _text: prepared.handle_wake(),
+    prepared.racer.install_notifier(hidden.NOTE, prepared.handle_note)
+    prepared.racer.install_notifier(hidden.WAKE, lambda _text: prepared.handle_wake(),
                                     with_args=False)
-    prepared.racer.install_notifier("__webjob_done", lambda _text: prepared.done.set(),
+    prepared.racer.install_notifier(hidden.DONE, lambda _text: prepared.done.set(),
                                     with_args=False)
 
 
@@ -114,15 +115,18 @@ async def prepare_context() -> PreparedContext:
 _module_sources: dict[str, str] = {}
 
 
-def load_module(prepared: PreparedContext, build: dict[str, str]) -> bool:
-    """Load one approved module's browser build into the context (before the job)."""
+def load_module(prepared: PreparedContext, build: dict[str, str],
+                loader: Callable[[dict[str, str], str], str] = modules.loader_script) -> bool:
+    """Load one approved module's browser build into the context (before the job),
+    once: ``loader`` makes the script that evaluates and registers it (a warm
+    isolate's is ``modules.warm_loader_script``). Each build's text is read once."""
     if build["name"] in prepared.modules:
         return True
     try:
         source = _module_sources.get(build["path"])
         if source is None:
             source = _module_sources[build["path"]] = Path(build["path"]).read_text("utf-8")
-        prepared.racer.eval(modules.loader_script(build, source))
+        prepared.racer.eval(loader(build, source))
     except (OSError, v8.EvalError):
         return False  # require() then says the module is not installed
     prepared.modules.add(build["name"])
@@ -190,9 +194,6 @@ class JobScript:
     text: str
     offset: int
     source: str
-    # The run notes its end when it did not settle within the eval (run.js): then
-    # the outcome is awaited, never asked for.
-    notes_done: bool = False
 
 
 async def run_script(prepared: PreparedContext, job: JobScript, memory_mb: int,
@@ -210,7 +211,7 @@ async def run_script(prepared: PreparedContext, job: JobScript, memory_mb: int,
             await racer.eval_async(job.text)
         else:
             racer.eval(job.text)
-        text = _outcome(prepared, ask=not job.notes_done)
+        text = _outcome(prepared)
         while text == "":
             await _wait_done(prepared, memory_mb)
             text = _outcome(prepared)
@@ -230,15 +231,18 @@ async def run_script(prepared: PreparedContext, job: JobScript, memory_mb: int,
     return _parse_outcome(str(text), job.offset)
 
 
-def _outcome(prepared: PreparedContext, ask: bool = True) -> str:
-    """The outcome, from shared memory when the prelude could leave it there; else
-    asked of V8 ('' while the job is still running, and when not to ``ask``)."""
+def _outcome(prepared: PreparedContext) -> str:
+    """The outcome, from shared memory when the sandbox could leave it there; asked of
+    V8 only when the run has settled with one too long for it; else '' (the run
+    notes its end, run.js, and is awaited: an eval would wait behind whatever the
+    job left in the microtask queue)."""
     channel = prepared.channel
-    text = channel.outcome() if channel is not None else None
+    if channel is None:
+        return str(prepared.racer.eval(f"{hidden.HOST}.poll()"))
+    text = channel.outcome()
     if text is not None:
         return text
-    ask = ask or (channel is not None and channel.settled_elsewhere())
-    return str(prepared.racer.eval("__webjob_host.poll()")) if ask else ""
+    return str(prepared.racer.eval(f"{hidden.HOST}.poll()")) if channel.settled_elsewhere() else ""
 
 
 async def _wait_done(prepared: PreparedContext, memory_mb: int) -> None:

@@ -62,12 +62,13 @@ class Worker:
     async def warm(self) -> None:
         """Get ready for the next run, off the request path."""
         if self.isolate is None:
-            self.isolate = warm.build()
-        for build in self.wanted_modules():  # what recent jobs needed, loaded while idle
+            self.isolate = warm.build(self.checker)
+        wanted = self.wanted_modules()  # what recent jobs needed, loaded while idle
+        for build in wanted:
             warm.load_module(self.isolate, build)
         if self.fresh is None and any(self.recent_fresh):
             self.fresh = await sandbox.prepare_context()
-            for build in self.wanted_modules():
+            for build in wanted:
                 sandbox.load_module(self.fresh, build)
         _send({"t": "ready", "pid": os.getpid()})
 
@@ -121,7 +122,7 @@ class Worker:
                 sandbox.load_module(context, build)
             self._own(context, msg)
             return await sandbox.run_in_context(context, source, spec, memory_mb, live)
-        isolate = self.isolate or warm.build()
+        isolate = self.isolate or warm.build(self.checker)
         self.isolate = isolate
         for build in wanted:
             warm.load_module(isolate, build)
@@ -142,12 +143,14 @@ class Worker:
         if fresh:
             return
         isolate = self.isolate
-        if isolate is not None and not await warm.settle(isolate, took_s):
-            self.isolate = None
-            if isolate.lost or isolate.runs >= warm.MAX_RUNS:
-                isolate.close()  # ~1 ms; the next isolate is built while idle
-                return
+        if isolate is None:
+            return
+        fitness = await warm.settle(isolate, took_s)
+        if fitness is warm.Fitness.EXIT:
             os._exit(0)
+        if fitness is warm.Fitness.REPLACE:
+            self.isolate = None
+            isolate.close()  # ~1 ms; the next isolate is built while idle
 
     def check(self, msg: dict[str, Any]) -> None:
         _send({"t": "checked", **sandbox.check_syntax(self.checker, str(msg["source"]))})

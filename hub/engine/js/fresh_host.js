@@ -22,7 +22,7 @@
     run(specJson, job) {
       if (started) throw new Error('A run is already started');
       started = true;
-      const globals = run.globals(parse(specJson), 0);
+      const globals = run.globals(parse(specJson));
       const names = keys(globals);
       for (let i = 0; i < names.length; i++) {
         if (globals[names[i]] !== undefined) define(names[i], globals[names[i]]);

@@ -1,5 +1,5 @@
 // The sandbox's shared machinery, evaluated once per V8 context after the web APIs
-// (polyfills.js, bytes.js, responses.js, crypto.js) and before run.js. It captures
+// (web/*.js, bytes.js, responses.js, crypto.js: scripts.WEB_APIS) and before run.js. It captures
 // the intrinsics the machinery uses (so a job that rewrites Function.prototype.call,
 // JSON, Map, %TypedArray% or Object.prototype can break only itself, never reach the
 // host, the signing key or the channel memory), removes from the global what a job
@@ -11,7 +11,7 @@
   const G = globalThis;
   const layout = G.__webjob_protocol;
   const note = G.__webjob_note;
-  const wake = typeof G.__webjob_wake === 'function' ? G.__webjob_wake : null;
+  const wake = G.__webjob_wake;
   // The run's end, told without an argument: reading one would need the isolate, which
   // work the job left spinning may never give back (the outcome is in shared memory).
   const done = G.__webjob_done;
@@ -25,7 +25,7 @@
   const uncurry = FP.bind.bind(FP.call);
   const apply = Reflect.apply;
   const { stringify, parse } = JSON;
-  const { defineProperty, getOwnPropertyDescriptor, freeze, keys } = Object;
+  const { defineProperty, freeze, keys } = Object;
   const NativePromise = Promise;
   const thenOf = uncurry(NativePromise.prototype.then);
   const SAB = G.SharedArrayBuffer;
@@ -265,8 +265,8 @@
   const moduleOf = (name) => (mapHas(modules, name) ? mapGet(modules, name) : undefined);
 
   defineProperty(G, '__webjob_kit', { configurable: true, value: freeze({
-    note, wake, done, bytes, responses, cryptoHost, debugRuntime, apply, stringify, parse, freeze, keys,
-    defineProperty, getOwnPropertyDescriptor, NativePromise, thenOf, mapGet, mapSet, mapHas,
+    note, wake, done, bytes, responses, cryptoHost, debugRuntime, apply, stringify, parse, freeze,
+    NativePromise, thenOf, mapGet, mapSet, mapHas,
     mapDelete, mapClear, push, strSlice, strIndexOf, regExec, now, ErrorC, TypeErrorC, isArray,
     StringC, NumberC, floor, MapC, enc, later, cancelWaits, channelMemory, channelReset,
     outcomeToMemory, toChannel, format, signWith, verifyWith, httpOptions, httpResponse,

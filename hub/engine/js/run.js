@@ -3,7 +3,8 @@
 // timers, bridge calls, outcome, limits and secrets; when it settles, its timers and
 // waits are cancelled and everything it still does is ignored, so nothing of one run
 // reaches the next one in a warm isolate. The host script (fresh_host.js or
-// warm_host.js) takes __webjob_sandbox: `newRun`, `provide` and the channel memory.
+// warm_host.js) takes __webjob_sandbox: `newRun`, `provide`, the channel memory and its
+// reset, and the objects every run shares (`shared`, which the warm host hardens).
 (() => {
   'use strict';
   const G = globalThis;
@@ -25,10 +26,10 @@
   const JSON_TYPE = 'application/json';
   const response = responses.response;
 
-  function jobLine(err, lineShift) {
+  function jobLine(err) {
     try {
       const m = regExec(JOB_LINE, StringC(err && err.stack));
-      return m ? { line: NumberC(m[1]) - lineShift, column: NumberC(m[2]) } : null;
+      return m ? { line: NumberC(m[1]), column: NumberC(m[2]) } : null;
     } catch (e) {
       return null;
     }
@@ -89,7 +90,6 @@
     let consoleBytes = 0;
     let caps = capsOf(null);
     let signKey = null;
-    let lineShift = 0;         // lines the host's wrapper adds above the job's first
     let microtasks = 0;        // queued by the job with queueMicrotask
     const waits = new MapC();  // this run's pending Atomics waits, woken when it settles
     const elapsed = () => now() - runStart;
@@ -182,7 +182,7 @@
     function fail(err, where) {
       let code = 'JOB-001';
       try { if (err && typeof err === 'object' && err.code === 'JOB-002') code = 'JOB-002'; } catch (e) { /* */ }
-      const pos = jobLine(err, lineShift);
+      const pos = jobLine(err);
       settle({ ok: false, code, message: errorText(err), line: pos ? pos.line : undefined,
         column: pos ? pos.column : undefined, where });
     }
@@ -275,10 +275,9 @@
     }
 
     // ---- the run's globals, from its spec ---------------------------------------
-    function globals(s, shift) {
+    function globals(s) {
       spec = s;
-      lineShift = shift;
-      live = !!s.live && wake !== null;  // without it, lines leave with the outcome
+      live = !!s.live;  // else lines leave with the outcome
       runStart = startOf(s.clockOrigin);
       lastFlush = now();
       const key = StringC(s.signKey || '');
@@ -345,10 +344,7 @@
       globals,
       start,
       fail,
-      poll() {
-        if (outcome === null) { asyncMode = true; return ''; }
-        return outcome;
-      },
+      poll: () => (outcome === null ? '' : outcome),
       ended: () => ended,
       reply(id, ok, valueJson) {
         const call = mapGet(calls, id);

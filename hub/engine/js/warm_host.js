@@ -169,7 +169,7 @@
     if (current !== null && !current.run.ended()) throw new ErrorC('A run is already started');
     sandbox.channelReset();
     const run = sandbox.newRun();
-    const globals = run.globals(parse(specJson), 0);
+    const globals = run.globals(parse(specJson));
     current = { run, globals };
     let job;
     try {
