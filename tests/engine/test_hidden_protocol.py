@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hub.engine import hidden, sandbox, warm
+from hub.engine import hidden, sandbox, scripts, warm
 
 ENGINE = Path(__file__).parents[2] / "hub" / "engine"
 HIDDEN_NAME = re.compile(r"__webjob_[a-z_]+")
@@ -75,7 +75,7 @@ def test_the_worker_reads_what_the_sandbox_writes(kind: str) -> None:
 
 
 def test_the_layout_the_sandbox_gets_is_hidden_py_s() -> None:
-    first = sandbox.sandbox_script("prelude.js").split("\n;\n")[0]
+    first = sandbox.sandbox_script(scripts.FRESH_HOST).split(scripts.JOIN)[0]
     assert first == hidden.protocol_script()
     layout = json.loads(first.split("=", 1)[1].rstrip(";"))
     assert layout["memoryBytes"] == hidden.OUTCOME_AT + 8 + hidden.OUTCOME_BYTES

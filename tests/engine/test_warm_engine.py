@@ -91,7 +91,7 @@ def test_a_run_over_its_memory_fails_alone(solo: EngineHarness) -> None:
 def run_here(isolate: warm.WarmIsolate, source: str) -> tuple[dict[str, Any], bool]:
     async def go() -> tuple[dict[str, Any], bool]:
         outcome = await warm.run(isolate, source, json.loads(json.dumps(SPEC)), 256)
-        return outcome.meta, await warm.settle(isolate)
+        return outcome.meta, await warm.settle(isolate) is warm.Fitness.KEEP
     return asyncio.run(go())
 
 
