@@ -24,6 +24,7 @@ from hub.api.auth_routes import router as auth_router
 from hub.api.debug_routes import router as debug_router
 from hub.api.deps import Hub
 from hub.api.history_routes import router as history_router
+from hub.api.inbound import ClientGone
 from hub.api.key_routes import router as keys_router
 from hub.api.memory import GiveBackMemory
 from hub.api.routes import router
@@ -32,7 +33,6 @@ from hub.api.schedule_routes import router as schedule_router
 from hub.api.secret_routes import router as secret_router
 from hub.api.security_headers import NoSniff
 from hub.api.store_routes import router as store_router
-from hub.api.streaming import ClientGone
 from hub.auth import Identity
 from hub.engine.engine import Engine, EngineConfig, new_ref
 from hub.outside.database import Database

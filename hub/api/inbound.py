@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from hub.auth import WITHHELD_HEADERS
 from shared.errors import BadRequest, BodyTooLarge
@@ -52,16 +52,23 @@ def _size(limit: int) -> str:
     return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit} bytes"
 
 
+class ClientGone(Exception):
+    """The client disconnected; nobody is left to answer."""
+
+
 async def read_body(request: Request, max_bytes: int) -> bytes:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise BodyTooLarge(f"The request body is larger than {_size(max_bytes)}")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise BodyTooLarge(f"The request body is larger than {_size(max_bytes)}")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_bytes:
+                raise BodyTooLarge(f"The request body is larger than {_size(max_bytes)}")
+            chunks.append(chunk)
+    except ClientDisconnect:  # gone before its body was in: nobody to answer
+        raise ClientGone() from None
     body = b"".join(chunks)
     request._body = body  # lets Starlette's form parser reuse what was read
     return body

@@ -21,7 +21,7 @@ from hub.api.answers import (
     stream_tail,
     wants_stream,
 )
-from hub.api.inbound import Inbound
+from hub.api.inbound import ClientGone, Inbound
 from hub.api.page_console import console_drawer
 from hub.auth import Caller
 from hub.engine.background import background
@@ -30,10 +30,6 @@ from hub.services.runs import JobRunner, LoadedJob, new_job_id
 from shared.ndjson import LogLine, encode_line
 
 T = TypeVar("T")
-
-
-class ClientGone(Exception):
-    """The client disconnected; nobody is left to answer."""
 
 
 async def _disconnected(request: Request) -> None:

@@ -9,6 +9,7 @@ the owner expects back exactly (a job's code, a secret's value) it is refused.""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -231,3 +232,16 @@ def test_a_large_but_readable_number_reaches_the_job(client: httpx.Client) -> No
 @pytest.mark.parametrize("raw", ["\u0661", "5_0", " 5", "+5", "9" * 19])
 def test_a_history_number_is_ascii_digits(client: httpx.Client, raw: str) -> None:
     refused(client.get(f"{API}/history", params={"limit": raw}, headers=AUTH))
+
+
+def test_a_client_gone_before_its_body_is_in_costs_nothing(hub: HubProcess,
+                                                           client: httpx.Client) -> None:
+    """It sends half its body and hangs up: nothing to answer, no traceback in the log
+    (the module's hub checks its log when it stops), and the next caller is served."""
+    host, port = hub.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as conn:
+        conn.sendall(b"POST /api/webjobs/public_door HTTP/1.1\r\nHost: x\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+                     + b'{"who":"' + b"a" * 1000)
+    answer = client.post(f"{API}/public_door", content=b'{"who":"next"}', headers=JSON_BODY)
+    assert answer.status_code == 200 and answer.json()["params"] == {"who": "next"}
