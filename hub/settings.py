@@ -55,6 +55,11 @@ class Settings:
     max_result_mb: int = 50       # the result body
     max_payload_mb: int = 64      # one bridge call (db.exec, http()) or its answer
     max_console_mb: int = 10      # the console, in characters (plus 32 a line)
+    # Several nodes on one hub database: limits counted in Redis when set, else in the
+    # database (one node alone keeps them in memory); a node that has not beaten its
+    # heartbeat for node_timeout_s seconds is taken for dead (its runs interrupted).
+    redis_url: str | None = None
+    node_timeout_s: int = 30
 
     @functools.cached_property
     def sign_key(self) -> str:
@@ -141,6 +146,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         max_result_mb=_int(env, "WEBJOB_MAX_RESULT_MB", 50),
         max_payload_mb=_int(env, "WEBJOB_MAX_PAYLOAD_MB", 64),
         max_console_mb=_int(env, "WEBJOB_MAX_CONSOLE_MB", 10),
+        redis_url=env.get("WEBHUB_REDIS_URL", "").strip() or None,
+        node_timeout_s=_int(env, "WEBHUB_NODE_TIMEOUT_S", 30),
     )
 
 

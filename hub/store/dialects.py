@@ -64,6 +64,19 @@ class Dialect:
             return sql.replace(" VALUES ", " OUTPUT INSERTED.id VALUES ", 1)
         return sql
 
+    def insert_ignore(self, sql: str) -> str:
+        """``INSERT INTO t (...) VALUES (...)`` that adds nothing, without an error, when
+        the row clashes with a key already there (its row count says which happened):
+        a clash is an expected answer here (e.g. another node's claim), not a failure
+        that would cost the pooled connection."""
+        if self.name in ("sqlite", "postgresql"):
+            return f"{sql} ON CONFLICT DO NOTHING"
+        if self.name == "mariadb":
+            return sql.replace("INSERT INTO", "INSERT IGNORE INTO", 1)
+        # SQL Server: IGNORE_DUP_KEY on the key is the documented way; a statement form
+        # would need the key columns, so SQL Server reports the clash as Conflict.
+        return sql
+
     @property
     def last_id_query(self) -> str | None:
         """The follow-up query for the new key, where ``returning_id`` cannot say it."""
