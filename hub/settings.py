@@ -60,6 +60,9 @@ class Settings:
     # heartbeat for node_timeout_s seconds is taken for dead (its runs interrupted).
     redis_url: str | None = None
     node_timeout_s: int = 30
+    # How the other nodes reach this one (a debug session's requests are passed on to
+    # its node); `webhub serve` fills it from its --host and --port when not set.
+    node_url: str | None = None
 
     @functools.cached_property
     def sign_key(self) -> str:
@@ -148,6 +151,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         max_console_mb=_int(env, "WEBJOB_MAX_CONSOLE_MB", 10),
         redis_url=env.get("WEBHUB_REDIS_URL", "").strip() or None,
         node_timeout_s=_int(env, "WEBHUB_NODE_TIMEOUT_S", 30),
+        node_url=env.get("WEBHUB_NODE_URL", "").strip().rstrip("/") or None,
     )
 
 

@@ -47,7 +47,7 @@ from shared.ndjson import (
 from shared.text import clean_text
 
 __all__ = ["IDLE_LIMIT_S", "DebugSession", "DebugSessions", "DebugStack", "encode_event",
-           "owner_key"]
+           "owner_key", "session_node"]
 
 IDLE_LIMIT_S = 600.0
 EXPAND_WAIT_S = 5.0
@@ -245,17 +245,32 @@ class DebugSession:
         return True
 
 
-class DebugSessions:
-    """The sessions of this node, by id; only their owner may drive them."""
+def session_node(session_id: str) -> str | None:
+    """The node that holds a session, read from its id (``dbg_<random>.<node, hex>``);
+    None for an id that names none (an older form, or not a session id at all)."""
+    _, dot, named = session_id.partition(".")
+    if not dot or not session_id.startswith("dbg_") or len(named) > 512:
+        return None
+    try:
+        return bytes.fromhex(named).decode("utf-8")
+    except ValueError:
+        return None
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+
+class DebugSessions:
+    """The sessions of this node, by id; only their owner may drive them. An id names
+    the node (:func:`session_node`) so that any node of a cluster can pass a request
+    for it on (:mod:`hub.api.forwarding`)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, node: str = "") -> None:
         self.clock = clock
+        self._suffix = f".{node.encode().hex()}" if node else ""
         self._sessions: dict[str, DebugSession] = {}
 
     def open(self, owner: str, job_name: str, stop_run: Callable[[str], None],
              step_from_start: bool, breakpoints: set[int]) -> DebugSession:
-        session = DebugSession(f"dbg_{os.urandom(8).hex()}", owner, job_name, stop_run,
-                               self.clock, step_from_start, breakpoints)
+        session = DebugSession(f"dbg_{os.urandom(8).hex()}{self._suffix}", owner, job_name,
+                               stop_run, self.clock, step_from_start, breakpoints)
         self._sessions[session.id] = session
         return session
 
