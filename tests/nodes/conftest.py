@@ -56,11 +56,13 @@ class Cluster:
         return subprocess.run([sys.executable, "-m", "hub.cli", *args], input=stdin, env=env,
                               capture_output=True, text=True, timeout=60, check=False)
 
-    def add_user(self, name: str, password: str, user_class: str = "USER") -> None:
+    def add_user(self, name: str, password: str, user_class: str = "USER") -> str:
+        """A user in the cluster's database, with a password; its API token."""
         made = self.cli("user", "add", name, "--class", user_class)
         assert made.returncode == 0, made.stderr
         done = self.cli("user", "passwd", name, stdin=password + "\n")
         assert done.returncode == 0, done.stderr
+        return made.stdout.strip()
 
     def client(self, index: int, *, owner: bool = True) -> httpx.Client:
         return self.nodes[index].client(headers=AUTH if owner else {})
