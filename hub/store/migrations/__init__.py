@@ -1,0 +1,17 @@
+"""The hub's schema, versioned with Alembic (``alembic_version`` in each database).
+
+:func:`upgrade` brings a database to the newest revision (under a lock, so several
+nodes starting at once upgrade it once); :func:`pending_migrations` says what is
+missing (for a readiness probe); :func:`prepare_at_start` is what the hub runs before
+its stores are used. See :mod:`.runner` for how each backend is reached."""
+
+from hub.store.migrations.runner import (
+    current_revision,
+    head_revision,
+    pending_migrations,
+    upgrade,
+)
+from hub.store.migrations.startup import prepare_at_start, upgrade_local_history
+
+__all__ = ["current_revision", "head_revision", "pending_migrations", "prepare_at_start",
+           "upgrade", "upgrade_local_history"]
