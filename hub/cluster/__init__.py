@@ -1,0 +1,1 @@
+"""Several hub nodes on one hub database: heartbeats, and the cluster's runs."""
