@@ -5,19 +5,28 @@ PostgreSQL on 127.0.0.1:5432 (``postgres``, trust auth) and MariaDB on
 127.0.0.1:3306 (``root``, empty password) — ``make test`` starts both. Each
 fresh database gets a random name and is dropped afterwards. When a server is
 down the tests that need it FAIL, never skip.
+
+Kinds: ``sqlite`` (the embedded file), ``sqlite-odbc``, ``postgresql`` (a
+``postgresql://`` URL: psycopg 3, the hub's native PostgreSQL driver),
+``postgresql-odbc`` (the same server through psqlODBC, as older installs have it)
+and ``mariadb`` (ODBC).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pyodbc
 
 from hub.store.hubdb import HubDatabase, open_hub_database
 
+PG_URL = "postgresql://postgres@127.0.0.1:5432/%s"
+PG_ADMIN_URL = PG_URL % "postgres"
 PG_ADMIN = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=test;UID=postgres"
 PG_DB = "DRIVER={PostgreSQL Unicode};SERVER=127.0.0.1;PORT=5432;DATABASE=%s;UID=postgres"
 MARIA_ADMIN = "DRIVER={MariaDB Unicode};SERVER=127.0.0.1;PORT=3306;DATABASE=test;UID=root;PWD="
@@ -25,7 +34,7 @@ MARIA_DB = "DRIVER={MariaDB Unicode};SERVER=127.0.0.1;PORT=3306;DATABASE=%s;UID=
 SQLITE_ODBC_DB = "Driver=SQLite3;BigInt=1;Database=%s"
 
 # The hub database backends the contract suites run against.
-HUB_BACKENDS = ("sqlite", "postgresql", "mariadb")
+HUB_BACKENDS = ("sqlite", "postgresql", "postgresql-odbc", "mariadb")
 
 
 def _admin(conn_str: str, sql: str) -> None:
@@ -34,6 +43,31 @@ def _admin(conn_str: str, sql: str) -> None:
         conn.cursor().execute(sql)
     finally:
         conn.close()
+
+
+def pg_admin(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """One statement as the PostgreSQL superuser, on the ``postgres`` database."""
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=10) as conn:
+        cursor = conn.execute(sql, list(params) or None)
+        return list(cursor.fetchall()) if cursor.description else []
+
+
+def query(url: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """One statement (``?`` placeholders) on the database a fresh URL names, outside
+    any hub: for tests that look at what the hub wrote."""
+    db = open_hub_database(url, pool_size=1)
+    try:
+        return db.read(sql, params)
+    finally:
+        db.close()
+
+
+def database_name(url: str) -> str:
+    """The PostgreSQL or MariaDB database a fresh URL names."""
+    if url.startswith("postgresql://"):
+        return url.rsplit("/", 1)[1].split("?", 1)[0]
+    fields = dict(f.split("=", 1) for f in url.removeprefix("odbc:").split(";") if "=" in f)
+    return fields["DATABASE"]
 
 
 @contextlib.contextmanager
@@ -46,14 +80,20 @@ def fresh_database(kind: str, tmp_path: Path) -> Iterator[str]:
         yield f"odbc:{SQLITE_ODBC_DB % (tmp_path / 'hub-test-odbc.db')}"
         return
     name = f"wjtest_{os.urandom(5).hex()}"
-    admin, template = {"postgresql": (PG_ADMIN, PG_DB), "mariadb": (MARIA_ADMIN, MARIA_DB)}[kind]
-    _admin(admin, f"CREATE DATABASE {name}")
+    if kind in ("postgresql", "postgresql-odbc"):
+        pg_admin(f"CREATE DATABASE {name}")
+        try:
+            yield PG_URL % name if kind == "postgresql" else f"odbc:{PG_DB % name}"
+        finally:
+            pg_admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        return
+    if kind != "mariadb":
+        raise ValueError(f"no such database kind: {kind}")
+    _admin(MARIA_ADMIN, f"CREATE DATABASE {name}")
     try:
-        yield f"odbc:{template % name}"
+        yield f"odbc:{MARIA_DB % name}"
     finally:
-        drop = (f"DROP DATABASE IF EXISTS {name} WITH (FORCE)" if kind == "postgresql"
-                else f"DROP DATABASE IF EXISTS {name}")
-        _admin(admin, drop)
+        _admin(MARIA_ADMIN, f"DROP DATABASE IF EXISTS {name}")
 
 
 @contextlib.contextmanager

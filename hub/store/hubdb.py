@@ -1,17 +1,36 @@
 """The hub's own database (``WEBHUB_DB``): users, jobs, schedules, shared history.
 
-``sqlite:///path`` (the embedded default, Python's :mod:`sqlite3`) or
-``odbc:<connection string>`` through :mod:`pyodbc` (imported only then) to
-PostgreSQL, MariaDB, SQLite3 or SQL Server; the dialect is read from the driver.
+Three kinds of URL (see :mod:`hub.dburl`):
 
-A small pool of connections is shared by the hub's threads. Every statement
-borrows one, autocommit; :meth:`HubDatabase.transaction` holds one for several
-statements that must land together. Driver failures leave as the hub's errors:
+* ``sqlite:///path`` — the embedded default, Python's :mod:`sqlite3`;
+* ``postgresql://user:password@host:port/database`` (or ``postgres://``) — PostgreSQL
+  through psycopg 3 (:mod:`hub.store.pgconn`, imported only then), the only backend
+  with push notifications (:meth:`HubDatabase.notify`, :meth:`HubDatabase.listen`);
+* ``odbc:<connection string>`` through :mod:`pyodbc` (imported only then) to
+  PostgreSQL, MariaDB, SQLite3 or SQL Server; the dialect is read from the driver.
 
-* a unique or foreign-key clash is :class:`Conflict` (a ``BadRequest``);
+Stores write one SQL text with ``?`` placeholders on every backend; what differs
+per database is asked of ``db.dialect`` (:mod:`hub.store.dialects`).
+
+A small pool of connections is shared by the hub's threads. Every statement borrows
+one, autocommit; :meth:`HubDatabase.transaction` holds one for several statements
+that must land together. A pooled connection is checked before it is handed out
+again (a server connection idle for a few seconds is pinged; a psycopg one also
+shows at once whether the server ended its session), and a dead one is replaced.
+A read that fails because its reused connection was lost is tried once more on a
+new connection; so is a transaction's ``BEGIN`` (nothing of it was sent yet). A
+write is never repeated: it may have landed.
+
+Driver failures leave as the hub's errors:
+
+* a unique or foreign-key clash is :class:`Conflict` (a ``BadRequest``); the
+  connection is kept;
+* a statement or a value the server refuses is an :class:`InternalError` saying so
+  (the statement's fault, not an outage);
 * a database that cannot be reached, or is locked past the busy timeout, is
-  :class:`~shared.errors.StoreUnavailable` — the broken connection is dropped and
-  the next call connects afresh, so a server that comes back is used again;
+  :class:`~shared.errors.StoreUnavailable`, quickly (a short connect timeout) — the
+  broken connection is dropped and the next call connects afresh, so a server that
+  comes back is used again;
 * anything else is an :class:`~shared.errors.InternalError` naming the database error.
 """
 
@@ -19,28 +38,30 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import importlib
 import logging
-import os
 import queue
-import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hub.dburl import DatabaseUrl, parse_database_url, utf8_parameters
-from hub.store.dialects import DIALECTS, Dialect, dialect_for_dbms
+from hub.store.dialects import Dialect
+from hub.store.drivers import BUSY_S, LOGIN_S, OdbcDriver, SqliteDriver
+from hub.store.notify import check_notification
 from shared.errors import BadRequest, Conflict, InternalError, StoreUnavailable
 
-__all__ = ["Conflict", "HubDatabase", "Row", "Tx", "iso_of", "open_hub_database", "seconds_of",
-           "utf8_parameters"]
+if TYPE_CHECKING:
+    from hub.store.notify import Listener
+
+__all__ = ["BUSY_S", "LOGIN_S", "Conflict", "HubDatabase", "Row", "Tx", "iso_of",
+           "open_hub_database", "seconds_of", "utf8_parameters"]
 
 log = logging.getLogger("webhub.db")
 Row = tuple[Any, ...]
-LOGIN_S = 10
-BUSY_S = 5.0
+T = TypeVar("T")
 
 
 def seconds_of(value: object) -> float:
@@ -61,6 +82,33 @@ def iso_of(seconds: float | None) -> str | None:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
+class _Driver(Protocol):
+    """What the pool asks of a driver (:mod:`hub.store.drivers`, :mod:`hub.store.pgconn`)."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+    def connect(self) -> Any: ...
+    def usable(self, conn: Any, idle_s: float) -> bool: ...
+    def execute(self, conn: Any, sql: str, params: Sequence[Any]) -> Any: ...
+    def begin(self, conn: Any) -> None: ...
+    def end(self, conn: Any, *, commit: bool) -> None: ...
+    def new_id(self, cursor: Any) -> int | None: ...
+    def close(self, conn: Any) -> None: ...
+    def lost_connection(self, exc: Exception) -> bool: ...
+    def translate(self, exc: Exception) -> Exception: ...
+
+
+class ConnectionLost(StoreUnavailable):
+    """The connection failed under a statement (not the statement itself): SYS-503 on
+    the wire like any outage; the pool drops the connection and may try again."""
+
+
+@dataclass
+class _Lease:
+    conn: Any
+    reused: bool
+
+
 class Tx:
     """Statements on one borrowed connection (inside a transaction, or one alone)."""
 
@@ -71,9 +119,7 @@ class Tx:
 
     def _execute(self, sql: str, params: Sequence[Any]) -> Any:
         try:
-            cursor = self.conn.cursor()
-            cursor.execute(sql, list(params))
-            return cursor
+            return self.db.driver.execute(self.conn, sql, params)
         except Exception as exc:
             raise self.db.translate(exc) from None
 
@@ -96,12 +142,24 @@ class Tx:
         """Run ``INSERT ... VALUES ...`` into a table keyed by ``id``; the new id."""
         cursor = self._execute(self.dialect.returning_id(sql), params)
         follow_up = self.dialect.last_id_query
-        if isinstance(self.conn, sqlite3.Connection):
-            return int(cursor.lastrowid or 0)
-        row = (self.read_one(follow_up) if follow_up else cursor.fetchone())
-        if row is None or row[0] is None:
+        if follow_up and not isinstance(self.db.driver, SqliteDriver):
+            row = self.read_one(follow_up)
+            new_id = None if row is None or row[0] is None else int(row[0])
+        else:
+            try:
+                new_id = self.db.driver.new_id(cursor)
+            except Exception as exc:
+                raise self.db.translate(exc) from None
+        if new_id is None:
             raise InternalError("The hub database did not say which id it gave a new row")
-        return int(row[0])
+        return new_id
+
+    def notify(self, channel: str, payload: str = "") -> None:
+        """:meth:`HubDatabase.notify` on this connection: inside a transaction it goes
+        out when the transaction commits, and not at all if it rolls back."""
+        check_notification(channel, payload)
+        if self.db.supports_notify:
+            self.read("SELECT pg_notify(?, ?)", [channel, payload])
 
 
 class HubDatabase:
@@ -112,136 +170,166 @@ class HubDatabase:
         self.url = url
         self.label = label
         self.setting = setting
-        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
+        self.pool_size = pool_size
+        self._idle: queue.LifoQueue[tuple[Any, float]] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(pool_size)
         self._closed = False
         self._prepared: set[str] = set()   # schemas ensure_schema_once has made
         self._prepare_lock = threading.Lock()
-        self._pyodbc: Any = None
-        if url.kind == "odbc":
-            try:
-                self._pyodbc = cast(Any, importlib.import_module("pyodbc"))
-            except ImportError:
-                raise BadRequest(f"{setting}: odbc URLs need the pyodbc package and unixODBC"
-                                 ) from None
-            self._conn_str = url.target
-            conn = self._connect()
-            self.dialect = self._odbc_dialect(conn)
-            if self.dialect.name == "mariadb" and "option=" not in url.target.lower():
-                # FOUND_ROWS: an UPDATE reports the rows it matched, as everywhere
-                # else, not only the ones whose values changed.
-                _quietly_close(conn)
-                self._conn_str = f"{url.target.rstrip(';')};OPTION=2"
-                conn = self._connect()
-            self._idle.put(conn)
+        self._local = threading.local()    # the transaction open on this thread, if any
+        self._listeners: list[Listener] = []
+        self.driver: _Driver
+        if url.kind == "postgresql":
+            from hub.store.pgconn import PsycopgDriver
+            self.driver = PsycopgDriver(url, label, setting)
+            self._idle.put((self.driver.connect(), time.monotonic()))  # fails fast if down
+        elif url.kind == "odbc":
+            odbc = OdbcDriver(url, label, setting)
+            self.driver = odbc
+            self._idle.put((odbc.first, time.monotonic()))
         else:
-            self.dialect = DIALECTS["sqlite"]
+            self.driver = SqliteDriver(url, label)
+        self.dialect = self.driver.dialect
 
     @property
     def kind(self) -> str:
-        """What the database is, for /store and /metrics: ``sqlite`` or the ODBC dialect."""
-        return self.dialect.name if self.url.kind == "odbc" else "sqlite"
+        """What the database is, for /store and /metrics: ``sqlite`` or the dialect
+        (``postgresql`` through psycopg and through ODBC alike)."""
+        return "sqlite" if self.url.kind == "sqlite" else self.dialect.name
 
     def describe(self) -> str:
-        return str(self.url) if self.url.kind == "sqlite" else f"odbc:{self.dialect.name}"
+        """The SQLite file's URL, or the server's dialect (never a connection detail)."""
+        return str(self.url) if self.url.kind == "sqlite" else self.dialect.name
 
     # -- connections ------------------------------------------------------------
 
-    def _odbc_dialect(self, conn: Any) -> Dialect:
-        dbms = str(conn.getinfo(self._pyodbc.SQL_DBMS_NAME))
-        dialect = dialect_for_dbms(dbms)
-        if dialect is None:
-            conn.close()
-            raise BadRequest(f"{self.setting}: the hub cannot keep its tables in {dbms}; use "
-                             "SQLite, PostgreSQL, MariaDB or SQL Server")
-        return dialect
-
-    def _connect(self) -> Any:
-        if self._pyodbc is not None:
-            try:
-                conn = self._pyodbc.connect(self._conn_str, autocommit=True, timeout=LOGIN_S)
-            except self._pyodbc.Error as exc:
-                raise StoreUnavailable(f"The {self.label} is unavailable: "
-                                       f"{_odbc_message(exc)}") from None
-            utf8_parameters(self._pyodbc, conn)
-            return conn
-        return _open_sqlite(Path(self.url.target))
-
-    @contextlib.contextmanager
-    def _borrow(self) -> Iterator[Any]:
+    def _take(self, *, fresh: bool = False) -> _Lease:
         if self._closed:
             raise StoreUnavailable(f"The {self.label} is closed")
         self._slots.acquire()
-        conn = None
-        keep = False
         try:
-            try:
-                conn = self._idle.get_nowait()
-            except queue.Empty:
-                conn = self._connect()
-            yield conn
-            keep = True
-        finally:
-            if conn is not None:
-                if keep and not self._closed:
-                    self._idle.put(conn)
-                else:
-                    _quietly_close(conn)
+            lease = None if fresh else self._pooled()
+            return lease or _Lease(self.driver.connect(), reused=False)
+        except BaseException:
             self._slots.release()
+            raise
+
+    def _pooled(self) -> _Lease | None:
+        """The most recently used idle connection that still works; dead ones are
+        closed on the way (after a server restart, all of them)."""
+        while True:
+            try:
+                conn, since = self._idle.get_nowait()
+            except queue.Empty:
+                return None
+            if self.driver.usable(conn, time.monotonic() - since):
+                return _Lease(conn, reused=True)
+            log.info("%s: a pooled connection was closed by the server; replacing it",
+                     self.label)
+            self.driver.close(conn)
+
+    def _give(self, lease: _Lease, *, keep: bool) -> None:
+        try:
+            if keep and not self._closed and self._idle.qsize() < self.pool_size:
+                self._idle.put((lease.conn, time.monotonic()))
+            else:
+                self.driver.close(lease.conn)
+        finally:
+            self._slots.release()
+
+    def _once(self, work: Callable[[Tx], T], *, retry: bool) -> T:
+        """``work`` on a borrowed connection; when ``retry`` (the work is a read) and
+        the reused connection was lost under it, once more on a new connection."""
+        lease = self._take()
+        try:
+            result = work(Tx(self, lease.conn))
+        except ConnectionLost:
+            self._give(lease, keep=False)
+            if not (retry and lease.reused):
+                raise
+            log.info("%s: a pooled connection was lost under a read; reading again",
+                     self.label)
+            lease = self._take(fresh=True)
+            try:
+                result = work(Tx(self, lease.conn))
+            except BaseException as exc:
+                self._give(lease, keep=_keeps_connection(exc))
+                raise
+        except BaseException as exc:
+            self._give(lease, keep=_keeps_connection(exc))
+            raise
+        self._give(lease, keep=True)
+        return result
 
     # -- statements -------------------------------------------------------------
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        with self._borrow() as conn:
-            return Tx(self, conn).read(sql, params)
+        return self._once(lambda tx: tx.read(sql, params), retry=True)
 
     def read_one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         rows = self.read(sql, params)
         return rows[0] if rows else None
 
     def write(self, sql: str, params: Sequence[Any] = ()) -> int:
-        with self._borrow() as conn:
-            return Tx(self, conn).write(sql, params)
+        return self._once(lambda tx: tx.write(sql, params), retry=False)
 
     def insert(self, sql: str, params: Sequence[Any] = ()) -> int:
-        with self._borrow() as conn:
-            return Tx(self, conn).insert(sql, params)
+        return self._once(lambda tx: tx.insert(sql, params), retry=False)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Tx]:
         """Statements that land together or not at all. SQLite takes its write lock at
-        the start (``BEGIN IMMEDIATE``), so a read-then-write inside is not raced."""
-        with self._borrow() as conn:
-            tx = Tx(self, conn)
-            self._begin(conn)
-            try:
-                yield tx
-            except BaseException:
-                self._end(conn, commit=False)
-                raise
-            self._end(conn, commit=True)
-
-    def _begin(self, conn: Any) -> None:
+        the start (``BEGIN IMMEDIATE``), so a read-then-write inside is not raced.
+        :meth:`notify` called inside (on this thread) goes out at the commit."""
+        lease = self._begun()
+        tx = Tx(self, lease.conn)
+        outer = getattr(self._local, "tx", None)
+        self._local.tx = tx
         try:
-            if isinstance(conn, sqlite3.Connection):
-                conn.execute("BEGIN IMMEDIATE")
-            else:
-                conn.autocommit = False
+            yield tx
+        except BaseException as exc:
+            self._local.tx = outer
+            rolled_back = self._end(lease, commit=False)
+            self._give(lease, keep=rolled_back and _keeps_connection(exc))
+            raise
+        self._local.tx = outer
+        try:
+            self._end(lease, commit=True)
+        except BaseException:
+            self._give(lease, keep=False)
+            raise
+        self._give(lease, keep=True)
+
+    def _begun(self) -> _Lease:
+        """A connection with a transaction begun; a reused connection lost at the
+        ``BEGIN`` is replaced once (nothing of the transaction was sent)."""
+        lease = self._take()
+        try:
+            self.driver.begin(lease.conn)
+            return lease
         except Exception as exc:
-            raise self.translate(exc) from None
-
-    def _end(self, conn: Any, *, commit: bool) -> None:
+            self._give(lease, keep=False)
+            error = self.translate(exc)
+            if not (isinstance(error, ConnectionLost) and lease.reused):
+                raise error from None
+        lease = self._take(fresh=True)
         try:
-            if isinstance(conn, sqlite3.Connection):
-                if conn.in_transaction:
-                    conn.execute("COMMIT" if commit else "ROLLBACK")
-            else:
-                conn.commit() if commit else conn.rollback()
-                conn.autocommit = True
+            self.driver.begin(lease.conn)
+        except Exception as exc:
+            self._give(lease, keep=False)
+            raise self.translate(exc) from None
+        return lease
+
+    def _end(self, lease: _Lease, *, commit: bool) -> bool:
+        """Commit or roll back; whether a rollback went through (a failed commit
+        raises: the changes may not have landed)."""
+        try:
+            self.driver.end(lease.conn, commit=commit)
+            return True
         except Exception as exc:
             if commit:
                 raise self.translate(exc) from None
-            raise StoreUnavailable(f"The {self.label} is unavailable") from None
+            return False
 
     def ensure_schema(self, statements: Sequence[str]) -> None:
         """Run DDL (each ``IF NOT EXISTS``). Two nodes starting at once may race on
@@ -270,78 +358,87 @@ class HubDatabase:
                 self.ensure_schema(statements(self.dialect))
                 self._prepared.add(key)
 
+    # -- notifications ----------------------------------------------------------
+
+    @property
+    def supports_notify(self) -> bool:
+        """Whether :meth:`notify` reaches other nodes' :meth:`listen`: PostgreSQL
+        through psycopg only (the ODBC driver cannot receive notifications)."""
+        return self.url.kind == "postgresql"
+
+    def notify(self, channel: str, payload: str = "") -> None:
+        """Tell every listener on ``channel`` (this node's too) ``payload``.
+
+        Inside :meth:`transaction` on this thread, it goes out when the transaction
+        commits (and not if it rolls back); outside, at once. ``channel`` is a name of
+        letters, digits and ``_``; ``payload`` under 8000 bytes of UTF-8, else
+        BadRequest. A no-op where :attr:`supports_notify` is False. Delivery is at most
+        once per connected listener: a listener that was away is told to resync
+        instead; one lost connection may, rarely, deliver a notification twice."""
+        check_notification(channel, payload)
+        if not self.supports_notify:
+            return
+        tx: Tx | None = getattr(self._local, "tx", None)
+        if tx is not None:
+            tx.notify(channel, payload)
+        else:
+            self.read("SELECT pg_notify(?, ?)", [channel, payload])
+
+    def listen(self, channels: Iterable[str], on_message: Callable[[str, str], None],
+               on_resync: Callable[[], None]) -> Listener:
+        """Start a :class:`~hub.store.notify.Listener`: its own connection in a daemon
+        thread, ``LISTEN`` on each of ``channels``. ``on_message(channel, payload)``
+        for every notification, ``on_resync()`` after every (re)connect, the first
+        included — notifications sent while it was away are lost, so reload then.
+        Both run ON THE LISTENER'S THREAD: keep them short, thread-safe, and hand long
+        work elsewhere; an exception from them is logged and the listener goes on.
+        Stop it with ``Listener.close()`` (also done by :meth:`close`). Only where
+        :attr:`supports_notify` (else InternalError)."""
+        from hub.store.notify import Listener
+        from hub.store.pgconn import PsycopgDriver
+
+        if not isinstance(self.driver, PsycopgDriver):
+            raise InternalError(f"The {self.label} cannot push notifications "
+                                f"({self.kind} through {self.url.kind})")
+        listener = Listener(self.driver, channels, on_message, on_resync)
+        self._listeners = [*(x for x in self._listeners if x.running), listener]
+        return listener
+
     def close(self) -> None:
         self._closed = True
+        for listener in self._listeners:
+            listener.close()
         while True:
             try:
-                _quietly_close(self._idle.get_nowait())
+                conn, _ = self._idle.get_nowait()
             except queue.Empty:
                 return
+            self.driver.close(conn)
 
     # -- errors -----------------------------------------------------------------
 
     def translate(self, exc: Exception) -> Exception:
-        """The hub's error for a driver's. Marks the connection for dropping when the
-        failure is not the statement's own (see ``_borrow``: only a clean exit keeps it)."""
-        if isinstance(exc, sqlite3.IntegrityError):
-            return Conflict(f"That clashes with a row already in the {self.label}")
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-            return StoreUnavailable(f"The {self.label} is busy; try again")
-        if isinstance(exc, sqlite3.Error):
-            return InternalError(f"The {self.label} failed: {exc}")
-        if self._pyodbc is not None and isinstance(exc, self._pyodbc.Error):
-            state = str(exc.args[0]) if exc.args else ""
-            if state.startswith("23"):
-                return Conflict(f"That clashes with a row already in the {self.label}")
-            if state.startswith("42"):
-                return InternalError(f"The {self.label} refused a statement: "
-                                     f"{_odbc_message(exc)}")
-            if state.startswith("22"):  # a data exception: this row's values, not an outage
-                return InternalError(f"The {self.label} refused a value: {_odbc_message(exc)}")
-            return StoreUnavailable(f"The {self.label} is unavailable: {_odbc_message(exc)}")
+        """The hub's error for a driver's (see the module doc). A lost connection is a
+        :class:`ConnectionLost`, which the pool drops (and may try again)."""
         if isinstance(exc, (StoreUnavailable, InternalError, BadRequest)):
             return exc
-        return InternalError(f"The {self.label} failed: {type(exc).__name__}")
+        error = self.driver.translate(exc)
+        if isinstance(error, StoreUnavailable) and self.driver.lost_connection(exc):
+            return ConnectionLost(error.message)
+        if error is exc:
+            return InternalError(f"The {self.label} failed: {type(exc).__name__}")
+        return error
 
 
-def _odbc_message(exc: Exception) -> str:
-    """The driver's words without the ``[unixODBC][Driver]`` prefixes and SQL state."""
-    text = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
-    text = text.rsplit("]", 1)[-1].strip()
-    return text.split(" (", 1)[0].strip()[:300] or "no reason given"
-
-
-def _quietly_close(conn: Any) -> None:
-    with contextlib.suppress(Exception):
-        conn.close()
-
-
-def _create_private(path: Path) -> None:
-    """An empty file readable by its owner only (the hub's tables hold password
-    hashes); SQLite gives its -wal and -shm files the same mode."""
-    with contextlib.suppress(FileExistsError):
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-
-
-def _open_sqlite(path: Path) -> sqlite3.Connection:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _create_private(path)
-        conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
-                               timeout=BUSY_S)
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL").fetchone()
-        # In WAL mode NORMAL is crash-safe for the hub and the file never corrupts; only
-        # a power cut can lose the last commits. FULL would fsync every history write.
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        return conn
-    except (OSError, sqlite3.Error) as exc:
-        raise StoreUnavailable(f"The database file {path.name} cannot be opened: "
-                               f"{getattr(exc, 'strerror', None) or exc}") from None
+def _keeps_connection(exc: BaseException) -> bool:
+    """Whether a connection may go back to the pool after ``exc``: after the
+    statement's own failure (a clash, a refused value, the caller's exception) yes;
+    after an outage or an interruption (the connection's state is unknown) no."""
+    return isinstance(exc, Exception) and not isinstance(exc, StoreUnavailable)
 
 
 def open_hub_database(url: str, *, setting: str = "WEBHUB_DB", label: str = "hub database",
                       pool_size: int = 4) -> HubDatabase:
-    return HubDatabase(parse_database_url(url, setting), pool_size=pool_size, label=label,
-                       setting=setting)
+    """The hub database at ``url`` (``sqlite:///``, ``postgresql://`` or ``odbc:``)."""
+    return HubDatabase(parse_database_url(url, setting, native_postgresql=True),
+                       pool_size=pool_size, label=label, setting=setting)
