@@ -91,6 +91,7 @@ class OdbcDriver:
                              ) from None
         self.label = label
         self.setting = setting
+        self.idle_check_s = IDLE_CHECK_S
         self.conn_str = url.target
         self.first = self.connect()
         self.dialect = self._dialect(self.first)
@@ -120,7 +121,9 @@ class OdbcDriver:
         return conn
 
     def usable(self, conn: Any, idle_s: float) -> bool:
-        if idle_s < IDLE_CHECK_S:
+        """Whether a pooled connection may be handed out again: one idle for
+        ``idle_check_s`` is pinged first (ODBC shows no other sign of a lost one)."""
+        if idle_s < self.idle_check_s:
             return True
         try:
             conn.cursor().execute("SELECT 1").fetchall()

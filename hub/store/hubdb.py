@@ -237,6 +237,16 @@ class HubDatabase:
         finally:
             self._slots.release()
 
+    def _drop_idle(self) -> None:
+        """Close every idle connection: one was lost under a statement, and what ends
+        one session (a server restart, a network cut) usually ended them all."""
+        while True:
+            try:
+                conn, _ = self._idle.get_nowait()
+            except queue.Empty:
+                return
+            self.driver.close(conn)
+
     def _once(self, work: Callable[[Tx], T], *, retry: bool) -> T:
         """``work`` on a borrowed connection; when ``retry`` (the work is a read) and
         the reused connection was lost under it, once more on a new connection."""
@@ -245,6 +255,7 @@ class HubDatabase:
             result = work(Tx(self, lease.conn))
         except ConnectionLost:
             self._give(lease, keep=False)
+            self._drop_idle()
             if not (retry and lease.reused):
                 raise
             log.info("%s: a pooled connection was lost under a read; reading again",
@@ -310,7 +321,10 @@ class HubDatabase:
         except Exception as exc:
             self._give(lease, keep=False)
             error = self.translate(exc)
-            if not (isinstance(error, ConnectionLost) and lease.reused):
+            if not isinstance(error, ConnectionLost):
+                raise error from None
+            self._drop_idle()
+            if not lease.reused:
                 raise error from None
         lease = self._take(fresh=True)
         try:
@@ -408,12 +422,7 @@ class HubDatabase:
         self._closed = True
         for listener in self._listeners:
             listener.close()
-        while True:
-            try:
-                conn, _ = self._idle.get_nowait()
-            except queue.Empty:
-                return
-            self.driver.close(conn)
+        self._drop_idle()
 
     # -- errors -----------------------------------------------------------------
 

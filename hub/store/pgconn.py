@@ -70,6 +70,7 @@ class PsycopgDriver:
             raise BadRequest(f"{setting}: postgresql URLs need the psycopg package") from None
         self.url = url
         self.label = label
+        self.idle_check_s = IDLE_CHECK_S
         try:
             self._password = unquote(urlsplit(url.target).password or "")
         except ValueError:
@@ -96,7 +97,7 @@ class PsycopgDriver:
             spoken, _, _ = select.select([conn.fileno()], [], [], 0)
         except (OSError, ValueError):
             return False
-        if not spoken and idle_s < IDLE_CHECK_S:
+        if not spoken and idle_s < self.idle_check_s:
             return True
         try:
             conn.execute("SELECT 1").fetchone()
