@@ -29,7 +29,11 @@ __all__ = [
     "SignInThrottle",
     "client_address",
     "equal_secrets",
+    "failure_delay",
     "parse_trusted_proxies",
+    "rate_refusal",
+    "sign_in_keys",
+    "sign_in_refusal",
 ]
 
 Network: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -42,6 +46,20 @@ RATE_WINDOW_SECONDS = 60.0
 def _retry_after(seconds: float) -> int:
     """Whole seconds until something frees, never below 1 (a Retry-After of 0 invites a loop)."""
     return max(1, math.ceil(seconds))
+
+
+def rate_refusal(wait: float) -> TooManyRequests:
+    """The answer to a request over its rate, ``wait`` seconds before one frees."""
+    seconds = _retry_after(wait)
+    return TooManyRequests(f"Too many requests from this address; try again in {seconds} s",
+                           retry_after=seconds)
+
+
+def sign_in_refusal(wait: float) -> TooManyRequests:
+    """The answer to a sign-in while a key is locked, ``wait`` seconds before it ends."""
+    seconds = _retry_after(wait)
+    return TooManyRequests(f"Too many failed sign-ins; try again in {seconds} s",
+                           retry_after=seconds)
 
 
 # --- client address --------------------------------------------------------------------------
@@ -150,11 +168,7 @@ class RateLimiter:
             while hits and hits[0] <= horizon:
                 hits.popleft()
             if len(hits) >= self.per_minute:
-                wait = _retry_after(hits[0] - horizon)
-                raise TooManyRequests(
-                    f"Too many requests from this address; try again in {wait} s",
-                    retry_after=wait,
-                )
+                raise rate_refusal(hits[0] - horizon)
             hits.append(now)
             self._hits.move_to_end(key)
 
@@ -326,18 +340,15 @@ class SignInThrottle:
     def attempt(self, name: str, address: str) -> SignInAttempt:
         """Count one password check as a failure, or raise ``TooManyRequests`` if the
         pair, the address or the name is locked (then nothing is counted)."""
-        folded = name.casefold()
-        keys = (f"{folded}\n{address}", address, folded)
+        keys = sign_in_keys(name, address)
         with self._lock:
             now, window = self._clock(), self.window_seconds
             for table, key in zip(self._tables, keys, strict=True):
                 table.forget_idle(now, window)
                 wait = table.locked_for(key, now)
                 if wait > 0:
-                    seconds = _retry_after(wait)
-                    raise TooManyRequests(f"Too many failed sign-ins; try again in {seconds} s",
-                                          retry_after=seconds)
-            delay = max(self._delay(table.count(key, now, window), table.allowance.free)
+                    raise sign_in_refusal(wait)
+            delay = max(failure_delay(table.count(key, now, window), table.allowance.free)
                         for table, key in zip(self._tables, keys, strict=True))
             self._serial += 1
             for table, key in zip(self._tables, keys, strict=True):
@@ -360,11 +371,26 @@ class SignInThrottle:
             for table, key in zip(self._tables, attempt.keys, strict=True):
                 table.withdraw(key, attempt.at, attempt.serial)
 
-    def _delay(self, failures: int, free: int) -> float:
-        extra = failures - free
-        if extra < 0:
-            return 0.0
-        return min(self.MAX_DELAY, self.FIRST_DELAY * 2.0 ** min(extra, 16))
+    @property
+    def allowances(self) -> tuple[Allowance, Allowance, Allowance]:
+        """The (pair, address, name) allowances, for a cluster-wide throttle to share."""
+        pairs, addresses, names = self._tables
+        return pairs.allowance, addresses.allowance, names.allowance
+
+
+def sign_in_keys(name: str, address: str) -> tuple[str, str, str]:
+    """The (pair, address, name) keys one attempt counts against; names fold case."""
+    folded = name.casefold()
+    return f"{folded}\n{address}", address, folded
+
+
+def failure_delay(failures: int, free: int) -> float:
+    """Seconds to wait before a check after ``failures`` of which ``free`` cost nothing:
+    0.5 s past them, doubling per further failure up to 4 s."""
+    extra = failures - free
+    if extra < 0:
+        return 0.0
+    return min(SignInThrottle.MAX_DELAY, SignInThrottle.FIRST_DELAY * 2.0 ** min(extra, 16))
 
 
 def equal_secrets(a: str, b: str) -> bool:

@@ -1,0 +1,356 @@
+"""The public rate limit and sign-in throttling of one node, counted where the cluster
+shares them.
+
+:func:`node_limits` decides where, from the settings:
+
+* ``WEBHUB_REDIS_URL`` set: in Redis (:mod:`hub.limits_redis`);
+* else a server hub database (``WEBHUB_DB`` not a SQLite file; several nodes share
+  it): in that database (:mod:`hub.store.limits_store`);
+* else (the embedded default, one node alone): in this node's memory, the
+  :mod:`hub.abuse` structures as they are, with nothing added to a request's path.
+
+When Redis or the database cannot be reached, each node counts alone (its own
+in-memory limiter and throttle, as if it were the only node) until the shared
+store answers again: a public webhook keeps answering, and sign-in keeps a throttle
+that at worst lets each node's allowance through. Failing closed would lock every
+owner out of every node for as long as Redis is down. The outage is logged as a
+warning at most once a minute; after a failure the shared store is tried again
+only every few seconds, so a hung server costs no request more than one timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from hub.abuse import (
+    Allowance,
+    RateLimiter,
+    SignInAttempt,
+    SignInThrottle,
+    failure_delay,
+    rate_refusal,
+    sign_in_keys,
+    sign_in_refusal,
+)
+from hub.settings import Settings
+from hub.store.hubdb import HubDatabase, open_hub_database
+from hub.store.limits_store import LimitsStore, SignInCounts
+from shared.errors import InternalError, StoreUnavailable
+
+__all__ = ["SHARED_PREFIX", "Limits", "RequestLimit", "SignInGuard", "canonical_address",
+           "counter_key", "database_limits", "node_limits", "redis_limits"]
+
+log = logging.getLogger("webhub.limits")
+SHARED_PREFIX = "webjobs"       # Redis keys: webjobs:...
+WARN_EVERY_S = 60.0
+RETRY_SHARED_AFTER_S = 5.0
+RATE_BUCKET_S = 1               # database buckets of the per-minute rates
+SIGN_IN_BUCKETS = 60            # database buckets per sign-in window
+PRUNE_EVERY_S = 60.0
+
+
+def canonical_address(text: str) -> str:
+    """An address in one spelling: IPv6 compressed and lower case, IPv4-mapped IPv6
+    as IPv4; anything that is no IP (a test client's name, ``unknown``) as it is."""
+    try:
+        address = ipaddress.ip_address(text.strip())
+    except ValueError:
+        return text
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
+
+
+def counter_key(kind: str, *parts: str) -> str:
+    """``kind:<32 hex digits>``: a fixed-length name for a counter of ``parts``, so a
+    shared store never holds an address or a user name, and no part can spell another
+    key (each part goes in with its length)."""
+    digest = hashlib.blake2b(digest_size=16, person=b"webjobs-limits")
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return f"{kind}:{digest.hexdigest()}"
+
+
+class RequestLimit(Protocol):
+    async def admit(self, key: str) -> None:
+        """Count one request for ``key``, or raise ``TooManyRequests`` (``retry_after``)."""
+
+
+class SignInGuard(Protocol):
+    async def attempt(self, name: str, address: str) -> SignInAttempt:
+        """Count a password check as a failure, or raise ``TooManyRequests``."""
+
+    async def succeeded(self, attempt: SignInAttempt) -> None: ...
+
+    async def withdraw(self, attempt: SignInAttempt) -> None: ...
+
+
+class LocalRequestLimit:
+    """This node's :class:`RateLimiter`, as a :class:`RequestLimit`."""
+
+    def __init__(self, limiter: RateLimiter) -> None:
+        self.limiter = limiter
+
+    async def admit(self, key: str) -> None:
+        self.limiter.hit(key)
+
+
+class LocalSignInGuard:
+    """This node's :class:`SignInThrottle`, as a :class:`SignInGuard`."""
+
+    def __init__(self, throttle: SignInThrottle) -> None:
+        self.throttle = throttle
+
+    async def attempt(self, name: str, address: str) -> SignInAttempt:
+        return self.throttle.attempt(name, address)
+
+    async def succeeded(self, attempt: SignInAttempt) -> None:
+        self.throttle.succeeded(attempt)
+
+    async def withdraw(self, attempt: SignInAttempt) -> None:
+        self.throttle.withdraw(attempt)
+
+
+class Counters(Protocol):
+    """A shared store of counters (Redis or the hub database)."""
+
+    where: str
+    errors: tuple[type[BaseException], ...]
+
+    async def hit(self, counter: str, per_minute: int) -> float: ...
+
+    async def sign_in_attempt(self, counters: Sequence[str], allowances: Sequence[Allowance],
+                              at: float, window: float,
+                              lock: tuple[float, int]) -> SignInCounts: ...
+
+    async def withdraw(self, counters: Sequence[str], at: float, serial: int) -> None: ...
+
+    async def clear(self, counter: str) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class Outage:
+    """Whether the shared store is worth asking, and the once-a-minute warning."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.retry_after_s = RETRY_SHARED_AFTER_S
+        self._retry_at = 0.0
+        self._warned_at = -WARN_EVERY_S
+        self.down = False
+
+    def usable(self) -> bool:
+        return not self.down or time.monotonic() >= self._retry_at
+
+    def failed(self, exc: BaseException) -> None:
+        now = time.monotonic()
+        self.down, self._retry_at = True, now + self.retry_after_s
+        if now - self._warned_at >= WARN_EVERY_S:
+            self._warned_at = now
+            reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            log.warning("%s unreachable (%s): rate limits and sign-in throttling are "
+                        "counted on this node alone until it answers", self.where, reason)
+
+    def answered(self) -> None:
+        if self.down:
+            self.down = False
+            log.info("%s answers again: limits are counted cluster-wide", self.where)
+
+
+class SharedRequestLimit:
+    """At most ``per_minute`` requests per key in any 60 s across the cluster."""
+
+    def __init__(self, counters: Counters, outage: Outage, per_minute: int, kind: str) -> None:
+        self.per_minute = per_minute
+        self._counters, self._outage, self._kind = counters, outage, kind
+        self._local = RateLimiter(per_minute)
+
+    async def admit(self, key: str) -> None:
+        if self.per_minute <= 0:
+            return
+        if self._outage.usable():
+            try:
+                wait = await self._counters.hit(counter_key(self._kind, canonical_address(key)),
+                                                self.per_minute)
+            except self._counters.errors as exc:
+                self._outage.failed(exc)
+            else:
+                self._outage.answered()
+                if wait > 0:
+                    raise rate_refusal(wait)
+                return
+        self._local.hit(key)
+
+
+@dataclass(frozen=True)
+class SharedAttempt(SignInAttempt):
+    """An attempt counted in the shared store, under these counters."""
+
+    counters: tuple[str, str, str]
+
+
+class SharedSignInGuard:
+    """:class:`SignInThrottle`'s rules, counted across the cluster."""
+
+    def __init__(self, counters: Counters, outage: Outage, throttle: SignInThrottle) -> None:
+        self._counters, self._outage, self._local = counters, outage, throttle
+
+    async def attempt(self, name: str, address: str) -> SignInAttempt:
+        if not self._outage.usable():
+            return self._local.attempt(name, address)
+        keys = sign_in_keys(name, canonical_address(address))
+        folded, spelled = keys[2], keys[1]
+        counters = (counter_key("signin-pair", folded, spelled),
+                    counter_key("signin-address", spelled), counter_key("signin-name", folded))
+        allowances, at = self._local.allowances, time.time()
+        serial = secrets.randbits(62) + 1  # names this attempt on every node
+        try:
+            found = await self._counters.sign_in_attempt(
+                counters, allowances, at, self._local.window_seconds,
+                (self._local.lock_seconds, serial))
+        except self._counters.errors as exc:
+            self._outage.failed(exc)
+            return self._local.attempt(name, address)
+        self._outage.answered()
+        if found.locked_for > 0:
+            raise sign_in_refusal(found.locked_for)
+        delay = max(failure_delay(count, allowance.free)
+                    for count, allowance in zip(found.before, allowances, strict=True))
+        return SharedAttempt(keys, at, serial, delay, counters)
+
+    async def succeeded(self, attempt: SignInAttempt) -> None:
+        if not isinstance(attempt, SharedAttempt):
+            self._local.succeeded(attempt)
+            return
+        pair, address, name = attempt.counters
+        await self._quietly(self._counters.clear(pair))
+        await self._quietly(self._counters.withdraw((address, name), attempt.at, attempt.serial))
+
+    async def withdraw(self, attempt: SignInAttempt) -> None:
+        if not isinstance(attempt, SharedAttempt):
+            self._local.withdraw(attempt)
+            return
+        await self._quietly(self._counters.withdraw(attempt.counters, attempt.at,
+                                                    attempt.serial))
+
+    async def _quietly(self, step: Awaitable[None]) -> None:
+        """A take-back the shared store missed leaves one failure too many counted,
+        which expires with its window: no reason to fail the sign-in that is done."""
+        try:
+            await step
+        except self._counters.errors as exc:
+            self._outage.failed(exc)
+
+
+class DatabaseCounters:
+    """:class:`LimitsStore` in threads (a server database must not hold up the event
+    loop), with old buckets pruned about once a minute by whichever call comes."""
+
+    where = "The hub database"
+    errors: tuple[type[BaseException], ...] = (StoreUnavailable, InternalError)
+
+    def __init__(self, db: HubDatabase, *, sign_in_window: float) -> None:
+        self.store = LimitsStore(db)
+        self._width = _sign_in_width(sign_in_window)
+        # The longest window counted here, and a bucket, and a margin.
+        self._keep_s = max(sign_in_window, 60.0) + self._width + 60.0
+        self._prune_at = 0.0
+
+    def _prune_if_due(self, now: float) -> None:
+        if time.monotonic() >= self._prune_at:
+            self._prune_at = time.monotonic() + PRUNE_EVERY_S
+            self.store.prune(now, self._keep_s)
+
+    def _hit(self, counter: str, per_minute: int) -> float:
+        now = time.time()
+        wait = self.store.hit(counter, now, 60.0, RATE_BUCKET_S, per_minute)
+        self._prune_if_due(now)
+        return wait
+
+    async def hit(self, counter: str, per_minute: int) -> float:
+        return await asyncio.to_thread(self._hit, counter, per_minute)
+
+    async def sign_in_attempt(self, counters: Sequence[str], allowances: Sequence[Allowance],
+                              at: float, window: float,
+                              lock: tuple[float, int]) -> SignInCounts:
+        return await asyncio.to_thread(self.store.sign_in_attempt, counters,
+                                       [a.lock_after for a in allowances], at, window,
+                                       self._width, lock)
+
+    async def withdraw(self, counters: Sequence[str], at: float, serial: int) -> None:
+        await asyncio.to_thread(self.store.withdraw, counters, at, self._width, serial)
+
+    async def clear(self, counter: str) -> None:
+        await asyncio.to_thread(self.store.clear, counter)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.store.db.close)
+
+
+def _sign_in_width(window: float) -> int:
+    return max(1, int(window // SIGN_IN_BUCKETS))
+
+
+@dataclass
+class Limits:
+    """One node's limits; ``shared`` says where they are counted."""
+
+    public: RequestLimit
+    sign_in: SignInGuard
+    sign_in_rate: RequestLimit
+    shared: str  # memory | redis | database
+    counters: Counters | None = None
+    outage: Outage | None = None
+
+    async def close(self) -> None:
+        if self.counters is not None:
+            await self.counters.close()
+
+
+def _shared(counters: Counters, public_rate: int, sign_in_rate: int, throttle: SignInThrottle,
+            shared: str) -> Limits:
+    outage = Outage(counters.where)
+    return Limits(SharedRequestLimit(counters, outage, public_rate, "public"),
+                  SharedSignInGuard(counters, outage, throttle),
+                  SharedRequestLimit(counters, outage, sign_in_rate, "signin-rate"),
+                  shared, counters, outage)
+
+
+def redis_limits(url: str, public_rate: int, sign_in_rate: int, *,
+                 prefix: str = SHARED_PREFIX, throttle: SignInThrottle | None = None) -> Limits:
+    from hub.limits_redis import RedisCounters  # the redis client only when it is used
+
+    return _shared(RedisCounters(url, prefix), public_rate, sign_in_rate,
+                   throttle or SignInThrottle(), "redis")
+
+
+def database_limits(db: HubDatabase, public_rate: int, sign_in_rate: int, *,
+                    throttle: SignInThrottle | None = None) -> Limits:
+    throttle = throttle or SignInThrottle()
+    counters = DatabaseCounters(db, sign_in_window=throttle.window_seconds)
+    return _shared(counters, public_rate, sign_in_rate, throttle, "database")
+
+
+def node_limits(settings: Settings, sign_in_rate: int) -> Limits:
+    """This node's limits (see the module doc for where they are counted)."""
+    if settings.redis_url:
+        return redis_limits(settings.redis_url, settings.public_rate, sign_in_rate)
+    if not settings.hub_db.strip().startswith("sqlite:"):
+        db = open_hub_database(settings.hub_db, label="hub database (limits)")
+        if db.dialect.name != "sqlite":
+            return database_limits(db, settings.public_rate, sign_in_rate)
+        db.close()
+    return Limits(LocalRequestLimit(RateLimiter(settings.public_rate)),
+                  LocalSignInGuard(SignInThrottle()),
+                  LocalRequestLimit(RateLimiter(sign_in_rate)), "memory")

@@ -1,0 +1,204 @@
+"""Request and sign-in counters in the hub database, shared by every node of a cluster.
+
+Used when several nodes share a server database and no Redis is configured
+(:mod:`hub.limiting` decides). Two tables:
+
+* ``IQXNetWebJobLimitHit``: one row per counter and time bucket (``Bucket`` is the
+  bucket's first second; its width is the caller's). A hit is one UPSERT, so
+  nodes counting at once never lose an increment; a window's count is the sum of
+  the buckets that reach into it, which may count up to one bucket's width more
+  than the exact window: never more let through than the limit.
+* ``IQXNetWebJobLimitLock``: one row per sign-in key, the end of its lock and the
+  attempt that set it (so withdrawing that attempt lifts it). The row is also
+  what a sign-in attempt locks (``FOR UPDATE``) so that attempts on one key are
+  judged one after another on every node, as the in-memory throttle judges them.
+
+Counter names are fixed-length digests (:func:`hub.limiting.counter_key`), never
+raw addresses or user names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from hub.store.dialects import Dialect
+from hub.store.hubdb import HubDatabase, Tx
+
+__all__ = ["HIT_TABLE", "LOCK_TABLE", "LimitsStore", "SignInCounts", "limit_tables"]
+
+HIT_TABLE = "IQXNetWebJobLimitHit"
+LOCK_TABLE = "IQXNetWebJobLimitLock"
+
+
+def limit_tables(dialect: Dialect) -> list[str]:
+    return [
+        dialect.create_table(HIT_TABLE, "Counter {varchar}(80) NOT NULL, "
+                             "Bucket {bigint} NOT NULL, Hits INTEGER NOT NULL, "
+                             "PRIMARY KEY (Counter, Bucket)"),
+        dialect.create_index(f"{HIT_TABLE}_Bucket", HIT_TABLE, "Bucket"),
+        dialect.create_table(LOCK_TABLE, "Counter {varchar}(80) NOT NULL PRIMARY KEY, "
+                             "LockedUntil {real} NOT NULL, LockedBy {bigint} NOT NULL"),
+    ]
+
+
+def _upsert(dialect: Dialect) -> str:
+    """Add ``Hits`` to a bucket, making it if it is new, in one atomic statement."""
+    insert = f"INSERT INTO {HIT_TABLE} (Counter, Bucket, Hits) VALUES (?, ?, ?)"
+    if dialect.name == "mariadb":
+        return f"{insert} ON DUPLICATE KEY UPDATE Hits = Hits + VALUES(Hits)"
+    if dialect.name == "mssql":
+        return (f"MERGE {HIT_TABLE} WITH (HOLDLOCK) AS t USING (SELECT ? AS Counter, "
+                "? AS Bucket, ? AS Hits) AS s ON t.Counter = s.Counter AND t.Bucket = s.Bucket "
+                "WHEN MATCHED THEN UPDATE SET Hits = t.Hits + s.Hits "
+                "WHEN NOT MATCHED THEN INSERT (Counter, Bucket, Hits) "
+                "VALUES (s.Counter, s.Bucket, s.Hits);")
+    return (f"{insert} ON CONFLICT (Counter, Bucket) DO UPDATE "
+            f"SET Hits = {HIT_TABLE}.Hits + excluded.Hits")
+
+
+def _for_update(dialect: Dialect, sql: str) -> str:
+    if dialect.name == "mssql":
+        return sql.replace(f"FROM {LOCK_TABLE}", f"FROM {LOCK_TABLE} WITH (UPDLOCK, ROWLOCK)")
+    if dialect.name == "sqlite":  # BEGIN IMMEDIATE already holds the write lock
+        return sql
+    return f"{sql} FOR UPDATE"
+
+
+_SUM = f"SELECT SUM(Hits) FROM {HIT_TABLE} WHERE Counter = ? AND Bucket > ?"
+# PostgreSQL: the bump and the window's sum in one round trip. The sum of the older
+# buckets reads the statement's snapshot, the bumped bucket's total the row itself.
+_PG_HIT = (f"WITH bump AS ({{upsert}} RETURNING Hits) SELECT (SELECT Hits FROM bump) + "
+           f"COALESCE((SELECT SUM(Hits) FROM {HIT_TABLE} WHERE Counter = ? AND Bucket > ? "
+           "AND Bucket <> ?), 0)")
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, (int, float, Decimal)) else 0
+
+
+@dataclass(frozen=True)
+class SignInCounts:
+    """What a sign-in attempt found: seconds until the longest lock on its keys ends
+    (0: none locked, and then the attempt was counted), and each key's failures in
+    the window before this one."""
+
+    locked_for: float
+    before: tuple[int, ...]
+
+
+class LimitsStore:
+    """The counters. Every method runs its own statements (blocking: call it in a
+    thread); a database that cannot be reached raises ``StoreUnavailable``."""
+
+    def __init__(self, db: HubDatabase) -> None:
+        self.db = db
+
+    def _ready(self) -> Dialect:
+        self.db.ensure_schema_once(HIT_TABLE, limit_tables)
+        return self.db.dialect
+
+    # -- request rate -----------------------------------------------------------
+
+    def hit(self, counter: str, now: float, window: float, width: int, limit: int) -> float:
+        """Count one request, unless that makes more than ``limit`` in the window:
+        then take it back and say how many seconds until the oldest counted bucket
+        leaves the window. 0 means the request was counted."""
+        dialect = self._ready()
+        bucket = _bucket(now, width)
+        since = bucket_floor(now, window, width)
+        if dialect.name == "postgresql":
+            sql = _PG_HIT.format(upsert=_upsert(dialect))
+            row = self.db.read_one(sql, [counter, bucket, 1, counter, since, bucket])
+            total = _int(row[0]) if row else 0
+        else:
+            self.db.write(_upsert(dialect), [counter, bucket, 1])
+            row = self.db.read_one(_SUM, [counter, since])
+            total = _int(row[0]) if row else 0
+        if total <= limit:
+            return 0.0
+        self.db.write(_upsert(dialect), [counter, bucket, -1])
+        oldest = self.db.read_one(f"SELECT MIN(Bucket) FROM {HIT_TABLE} WHERE Counter = ? "
+                                  "AND Bucket > ? AND Hits > 0", [counter, since])
+        first = _int(oldest[0]) if oldest and oldest[0] is not None else bucket
+        return max(0.0, first + width + window - now)
+
+    # -- sign-in failures -------------------------------------------------------
+
+    def sign_in_attempt(self, counters: Sequence[str], lock_after: Sequence[int], now: float,
+                        window: float, width: int, lock: tuple[float, int]) -> SignInCounts:
+        """If none of ``counters`` is locked, count one failure on each, and lock those
+        that reach their ``lock_after`` (> 0) for ``lock`` = (seconds, attempt serial).
+        Attempts on the same keys wait for each other (row locks, taken in one order)."""
+        dialect = self._ready()
+        ordered = sorted(set(counters))
+        marks = ", ".join("?" for _ in ordered)
+        # The rows to lock, made before the transaction: an INSERT that finds its row
+        # there takes a shared lock on it (InnoDB), and two such holders both asking
+        # FOR UPDATE would deadlock. LockedBy 0 is unlocked; LockedUntil dates the row
+        # for pruning.
+        rows_sql = ", ".join("(?, ?, 0)" for _ in ordered)
+        self.db.write(dialect.insert_ignore(f"INSERT INTO {LOCK_TABLE} (Counter, LockedUntil, "
+                                            f"LockedBy) VALUES {rows_sql}"),
+                      [value for counter in ordered for value in (counter, now)])
+        with self.db.transaction() as tx:
+            rows = tx.read(_for_update(dialect, f"SELECT LockedUntil, LockedBy FROM {LOCK_TABLE} "
+                                                f"WHERE Counter IN ({marks}) ORDER BY Counter"),
+                           ordered)
+            locked_for = max((float(until) - now for until, by in rows if _int(by)),
+                             default=0.0)
+            if locked_for > 0:
+                return SignInCounts(locked_for, ())
+            before = self._failures(tx, counters, now, window, width)
+            for counter, count, allowed in zip(counters, before, lock_after, strict=True):
+                tx.write(_upsert(dialect), [counter, _bucket(now, width), 1])
+                if 0 < allowed <= count + 1:
+                    tx.write(f"UPDATE {LOCK_TABLE} SET LockedUntil = ?, LockedBy = ? "
+                             "WHERE Counter = ?", [now + lock[0], lock[1], counter])
+        return SignInCounts(0.0, before)
+
+    def _failures(self, tx: Tx, counters: Sequence[str], now: float, window: float,
+                  width: int) -> tuple[int, ...]:
+        marks = ", ".join("?" for _ in counters)
+        rows = tx.read(f"SELECT Counter, SUM(Hits) FROM {HIT_TABLE} WHERE Counter IN ({marks}) "
+                       "AND Bucket > ? GROUP BY Counter",
+                       [*counters, bucket_floor(now, window, width)])
+        found = {str(counter): _int(total) for counter, total in rows}
+        return tuple(found.get(counter, 0) for counter in counters)
+
+    def withdraw(self, counters: Sequence[str], at: float, width: int, serial: int) -> None:
+        """Take back one failure counted at ``at`` from each counter, and the locks
+        that attempt set."""
+        with self.db.transaction() as tx:
+            for counter in counters:
+                tx.write(f"UPDATE {HIT_TABLE} SET Hits = Hits - 1 WHERE Counter = ? "
+                         "AND Bucket = ? AND Hits > 0", [counter, _bucket(at, width)])
+                tx.write(f"UPDATE {LOCK_TABLE} SET LockedUntil = 0, LockedBy = 0 "
+                         "WHERE Counter = ? AND LockedBy = ?", [counter, serial])
+
+    def clear(self, counter: str) -> None:
+        """Forget a counter's failures and its lock."""
+        with self.db.transaction() as tx:
+            tx.write(f"DELETE FROM {HIT_TABLE} WHERE Counter = ?", [counter])
+            tx.write(f"UPDATE {LOCK_TABLE} SET LockedUntil = 0, LockedBy = 0 WHERE Counter = ?",
+                     [counter])
+
+    def prune(self, now: float, keep_s: float) -> int:
+        """Remove buckets older than ``keep_s`` and locks that ended that long ago;
+        how many rows went."""
+        self._ready()
+        gone = self.db.write(f"DELETE FROM {HIT_TABLE} WHERE Bucket < ?", [int(now - keep_s)])
+        return gone + self.db.write(f"DELETE FROM {LOCK_TABLE} WHERE LockedUntil < ?",
+                                    [now - keep_s])
+
+
+def _bucket(now: float, width: int) -> int:
+    return int(now // width) * width
+
+
+def bucket_floor(now: float, window: float, width: int) -> int:
+    """Buckets after this one reach into the window ``(now - window, now]``: a bucket
+    starting at ``b`` holds hits up to ``b + width``."""
+    return math.floor(now - window - width)
