@@ -2,8 +2,28 @@
 ``IQXNetWebJob (Name, Code, UpdatedAt, UpdatedBy)``, every saved version in
 ``IQXNetWebJobVersion``. Several hub nodes may share the database.
 
-* Nothing is cached: every call reads the tables, so a save on one node is what the
-  next ``get`` on any node returns.
+* Each node keeps the jobs it has read (:mod:`hub.store.jobcache`), so runs keep
+  answering while the database is down: stale code is better than a 503 for a run.
+  A job this node never read cannot run then (StoreUnavailable saying so); saves,
+  versions, listings and every other management call need the database and fail at
+  once with StoreUnavailable (the hub database's short connect timeout).
+* How a node learns of changes. Every save, restore and delete sends a notification
+  (channel ``webhub_jobs``, the job's name) in its transaction, so it goes out at the
+  commit. A node that listens (:meth:`DbJobStore.start_listening`, PostgreSQL through
+  psycopg) hands out its copy without asking the database at all, and checks a job
+  again only when told it changed; after every (re)connect of its listener, and every
+  ``REVALIDATE_EVERY_S`` (a change made past the hub sends no notification), one
+  query of every job's stamp (``UpdatedAt``, ``UpdatedBy``, newest version and
+  digest; no code) finds what changed meanwhile. Another node's save reaches it as
+  fast as the notification (milliseconds), its own saves at once.
+* A node that does not listen (SQLite, MariaDB, PostgreSQL through ODBC: no
+  notifications; or a store nobody started) asks, before each use of a copy, for
+  that one job's stamp: one small indexed read without the code, so every save is
+  seen by every node at once, as before. An interval instead would let a node run
+  code older than a save that had already answered OK. When that check finds the
+  database unreachable the copy is used, and for a second runs use copies without
+  asking (a server that does not answer would hold up every run).
+* A change made past the hub is noticed by its ``UpdatedAt`` (or its version rows).
 * A save is one transaction: the version row and the job row land together. The
   version number is the newest plus one, and ``(Name, Version)`` is the key, so two
   nodes numbering the same version clash; the loser rolls back and tries again.
@@ -25,15 +45,19 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from hub.store.base import JOB_NAME_RE, DeletedJob, JobVersion, StoredJob, check_base_version
 from hub.store.dialects import Dialect
 from hub.store.files import code_digest
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx, seconds_of
-from shared.errors import JobChanged, NotFound, StoreUnavailable
+from hub.store.jobcache import JobCache, Outage, Stamp
+from shared.errors import JobChanged, NotFound, StoreUnavailable, WebJobsError
 
-__all__ = ["DELETION_TABLE", "JOB_TABLE", "VERSION_TABLE", "DbJobStore"]
+if TYPE_CHECKING:
+    from hub.store.notify import Listener
+
+__all__ = ["DELETION_TABLE", "JOBS_CHANNEL", "JOB_TABLE", "VERSION_TABLE", "DbJobStore"]
 
 log = logging.getLogger("webhub.store")
 T = TypeVar("T")
@@ -43,16 +67,24 @@ VERSION_TABLE = "IQXNetWebJobVersion"
 DELETION_TABLE = "IQXNetWebJobDeletion"
 SAVE_ATTEMPTS = 20   # each clash means another node saved: one of them always wins
 BACKOFF_CAP_S = 0.2
+JOBS_CHANNEL = "webhub_jobs"   # a job's name, after each change to it commits
+REVALIDATE_EVERY_S = 30.0      # a listening node's check for changes made past the hub
 
 # The job row with its newest version's number and digest, in one statement so the
-# two agree even while another node saves.
-_CURRENT = f"""SELECT j.Name, j.Code, j.UpdatedAt, j.UpdatedBy, v.Version, v.CodeHash
-    FROM {JOB_TABLE} j LEFT JOIN {VERSION_TABLE} v ON v.Name = j.Name
+# two agree even while another node saves; its stamp is the last four columns.
+_JOINED = f"""FROM {JOB_TABLE} j LEFT JOIN {VERSION_TABLE} v ON v.Name = j.Name
      AND v.Version = (SELECT MAX(w.Version) FROM {VERSION_TABLE} w WHERE w.Name = j.Name)"""
+_CURRENT = f"SELECT j.Name, j.Code, j.UpdatedAt, j.UpdatedBy, v.Version, v.CodeHash {_JOINED}"
+_STAMPS = f"SELECT j.Name, j.UpdatedAt, j.UpdatedBy, v.Version, v.CodeHash {_JOINED}"
 
 
 def _by(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _stamp(row: Row) -> Stamp:
+    """What every save changes, from a ``_CURRENT`` or ``_STAMPS`` row."""
+    return row[-4], row[-3], row[-2], row[-1]
 
 
 def _view(row: Row) -> tuple[StoredJob, bool]:
@@ -73,6 +105,13 @@ class DbJobStore:
         self.clock = clock
         self._writing: dict[str, threading.Lock] = {}
         self._writing_guard = threading.Lock()
+        self._cache = JobCache()
+        self._outage = Outage(f"The {db.label}")
+        self._listener: Listener | None = None
+        self._listening = False         # a listener has connected: copies may be trusted
+        self._stopping = threading.Event()
+        self._revalidator: threading.Thread | None = None
+        self.resyncs = 0                # whole-cache checks after a (re)connect of the listener
 
     def ensure_schema(self) -> None:
         """Create the tables on first use (each node may; ``IF NOT EXISTS``)."""
@@ -86,14 +125,55 @@ class DbJobStore:
         return _view(row) if row else None
 
     def get(self, name: str) -> StoredJob | None:
-        now = self._current(name)
-        return now[0] if now else None
+        """The job as it is now; this node's copy when it is known to be current, or
+        while the database cannot be reached (see the module docstring)."""
+        entry = self._cache.entry(name)
+        if entry is not None and (entry.trusted or self._outage.holding()):
+            return entry.job
+        try:
+            job = self._load(name, has_copy=entry is not None)
+        except StoreUnavailable as exc:
+            self._outage.began(exc.message)
+            if entry is None:
+                raise StoreUnavailable(
+                    f"Job '{name}' cannot be read: {exc.message}. This node has not loaded "
+                    "it since it started, so it has no copy to run until the database is "
+                    "back") from None
+            return entry.job
+        self._outage.ended()
+        return job
+
+    def cached(self, name: str) -> StoredJob | None:
+        """The job when :meth:`get` would hand out this node's copy without asking the
+        database (so a caller on the event loop need not go to a thread); else None."""
+        entry = self._cache.entry(name)
+        return entry.job if entry is not None and entry.trusted else None
+
+    def _load(self, name: str, *, has_copy: bool) -> StoredJob | None:
+        """Read ``name`` into the cache. Not listening, a copy is first checked by its
+        stamp alone (most runs find it unchanged: no code is read)."""
+        self.ensure_schema()
+        ticket = self._cache.ticket()
+        trusted = self._listening
+        if has_copy and not trusted:
+            row = self.db.read_one(f"{_STAMPS} WHERE j.Name = ?", (name,))
+            entry = self._cache.entry(name)
+            if row is not None and entry is not None and _stamp(row) == entry.stamp:
+                return entry.job
+        row = self.db.read_one(f"{_CURRENT} WHERE j.Name = ?", (name,))
+        if row is None:
+            self._cache.forget(name)
+            return None
+        return self._cache.put(name, _view(row)[0], _stamp(row), ticket, trusted=trusted)
 
     def list_jobs(self) -> list[StoredJob]:
         self.ensure_schema()
+        ticket = self._cache.ticket()
+        trusted = self._listening
         rows = self.db.read(f"{_CURRENT} ORDER BY j.Name")
         # Rows written by other tools may carry names the hub cannot route to.
-        return [_view(r)[0] for r in rows if JOB_NAME_RE.match(str(r[0]))]
+        return [self._cache.put(str(r[0]), _view(r)[0], _stamp(r), ticket, trusted=trusted)
+                for r in rows if JOB_NAME_RE.match(str(r[0]))]
 
     def versions(self, name: str) -> list[JobVersion]:
         now = self._current(name)
@@ -130,17 +210,26 @@ class DbJobStore:
         This node's own writers of a job queue up first, so only nodes clash."""
         self.ensure_schema()
         with self._write_lock(name):
-            for attempt in range(1, SAVE_ATTEMPTS + 1):
-                try:
-                    with self.db.transaction() as tx:
-                        return work(tx)
-                except JobChanged:
-                    raise  # a Conflict too, but the caller's, not a clash between nodes
-                except Conflict:
-                    log.debug("[WebJob:%s] another node took the version number (attempt %d)",
-                              name, attempt)
-                    # Random and growing, so nodes that clashed do not clash again in step.
-                    time.sleep(random.uniform(0, min(BACKOFF_CAP_S, 0.002 * 2 ** attempt)))
+            try:
+                return self._attempts(name, work)
+            finally:  # whether it landed or not (a failed commit may have): read afresh
+                self._cache.distrust(name)
+
+    def _attempts(self, name: str, work: Callable[[Tx], T]) -> T:
+        for attempt in range(1, SAVE_ATTEMPTS + 1):
+            try:
+                with self.db.transaction() as tx:
+                    done = work(tx)
+                    # In the transaction: it goes out at the commit, and only then.
+                    self.db.notify(JOBS_CHANNEL, name)
+                return done
+            except JobChanged:
+                raise  # a Conflict too, but the caller's, not a clash between nodes
+            except Conflict:
+                log.debug("[WebJob:%s] another node took the version number (attempt %d)",
+                          name, attempt)
+                # Random and growing, so nodes that clashed do not clash again in step.
+                time.sleep(random.uniform(0, min(BACKOFF_CAP_S, 0.002 * 2 ** attempt)))
         raise StoreUnavailable(f"Job '{name}' is being saved by others too often; try again")
 
     def _add_version(self, tx: Tx, name: str, version: int, code: str, saved: float,
@@ -214,6 +303,68 @@ class DbJobStore:
             "GROUP BY v.Name, d.DeletedAt, d.DeletedBy ORDER BY v.Name")
         return [DeletedJob(str(name), None if at is None else float(at), _by(by), int(last))
                 for name, last, at, by in rows if JOB_NAME_RE.match(str(name))]
+
+    # -- being told of changes ------------------------------------------------------
+
+    def start_listening(self) -> bool:
+        """Listen for changes (PostgreSQL through psycopg): from then on this node runs
+        its copies without asking the database. False, and nothing started, where the
+        database cannot notify (copies are then checked before each use). Call once
+        at start; :meth:`close` stops it."""
+        if self._listener is not None or not self.db.supports_notify:
+            return False
+        self._stopping.clear()
+        self._listener = self.db.listen([JOBS_CHANNEL], self._heard, self._resync)
+        self._revalidator = threading.Thread(target=self._revalidate_now_and_then,
+                                             name="webhub-jobs-revalidate", daemon=True)
+        self._revalidator.start()
+        return True
+
+    def close(self) -> None:
+        """Stop listening (copies are checked before each use again). The database
+        itself is its opener's to close."""
+        listener, self._listener = self._listener, None
+        self._listening = False
+        self._stopping.set()
+        if listener is not None:
+            listener.close()
+        if self._revalidator is not None:
+            self._revalidator.join(5)
+            self._revalidator = None
+        self._cache.distrust_all()
+
+    def _heard(self, channel: str, payload: str) -> None:
+        if channel == JOBS_CHANNEL and payload:
+            self._cache.distrust(payload)
+
+    def _resync(self) -> None:
+        """After every (re)connect of the listener: what was said while it was away
+        is lost, so every copy is checked, all in one query."""
+        self._cache.distrust_all()
+        self._listening = True
+        if self._revalidate():
+            self.resyncs += 1
+
+    def _revalidate_now_and_then(self) -> None:
+        while not self._stopping.wait(REVALIDATE_EVERY_S):
+            self._revalidate()
+
+    def _revalidate(self) -> bool:
+        """Every copy against every job's stamp; whether the database answered."""
+        ticket = self._cache.ticket()
+        try:
+            self.ensure_schema()
+            rows = self.db.read(_STAMPS)
+        except WebJobsError as exc:  # every copy stays distrusted: each use checks it
+            log.info("Jobs cached on this node not checked now: %s", exc.message)
+            return False
+        stale = self._cache.revalidate({str(r[0]): _stamp(r) for r in rows}, ticket,
+                                       trust=self._listening)
+        self._outage.ended()
+        if stale:
+            log.info("%d jobs cached on this node changed meanwhile; they are read afresh",
+                     stale)
+        return True
 
     def report_non_jobs(self) -> list[str]:
         """Rows whose names the hub cannot route to: say so once, at start-up."""
