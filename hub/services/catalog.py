@@ -30,6 +30,18 @@ class Catalog:
         self.engine = engine
         self.files_dir = files_dir  # the jobs folder, for an import into the database
 
+    async def start(self) -> None:
+        """At hub start: on the hub database through psycopg, listen for other nodes'
+        changes, so runs use this node's copies of jobs without asking the database
+        (see hub.store.dbjobs); nothing to start for files or other databases."""
+        if isinstance(self.store, DbJobStore) and self.store.start_listening():
+            log.info("jobs: this node listens for changes to them (PostgreSQL NOTIFY)")
+
+    async def close(self) -> None:
+        """At hub stop, before the database is closed: stop listening."""
+        if isinstance(self.store, DbJobStore):
+            await asyncio.to_thread(self.store.close)
+
     def summary(self, stored: StoredJob) -> dict[str, Any]:
         """The job as ``/available`` and a save list it. Blocks for the strict-mode
         check of code it has not seen: a caller on the event loop uses ``_summary``."""
