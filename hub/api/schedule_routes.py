@@ -76,7 +76,7 @@ async def create_schedule(request: Request) -> dict[str, Any]:
     data = await read_json_object(request, SMALL_BODY)
     given = check_schedule_input(data, hub.settings.timezone)
     made = await asyncio.to_thread(hub.scheduling.store.create, given, caller.name)
-    await hub.scheduling.reload()
+    await hub.scheduling.changed(made.id)
     return {"success": True, "schedule": describe_schedule(made)}
 
 
@@ -88,7 +88,7 @@ async def update_schedule(schedule_id: str, request: Request) -> dict[str, Any]:
     data = await read_json_object(request, SMALL_BODY)
     given = check_schedule_input(data, hub.settings.timezone, existing=current)
     changed = await asyncio.to_thread(hub.scheduling.store.update, current.id, given)
-    await hub.scheduling.reload()
+    await hub.scheduling.changed(current.id)
     return {"success": True, "schedule": describe_schedule(changed)}
 
 
@@ -96,9 +96,10 @@ async def update_schedule(schedule_id: str, request: Request) -> dict[str, Any]:
 async def delete_schedule(schedule_id: str, request: Request) -> dict[str, Any]:
     await owner_of(request)
     hub = hub_of(request)
-    if not await asyncio.to_thread(hub.scheduling.store.delete, _schedule_id(schedule_id)):
-        raise NotFound(f"There is no schedule {schedule_id}")
-    await hub.scheduling.reload()
+    sid = _schedule_id(schedule_id)
+    if not await asyncio.to_thread(hub.scheduling.store.delete, sid):
+        raise NotFound(f"There is no schedule {sid}")
+    await hub.scheduling.changed(sid)
     return {"success": True}
 
 

@@ -3,78 +3,82 @@
 One loop task per node keeps a heap of ``(due, token, schedule id, kind, attempt)``
 and sleeps until the earliest due instant (not a poll), or until something changes
 the heap. Everything slow happens in tasks of their own: the occurrences due at one
-instant are claimed together (one commit) and their rows read again in one query by
-one task, and each claimed run is a task of its own. The table is read again every
-``refresh_s`` to pick up what other nodes created, changed or switched off.
+instant are claimed together and their rows read again, and each claimed run is a
+task of its own. Changes made on other nodes arrive as notifications where the
+database can send them (one row read again); elsewhere the table is read again
+every ``refresh_s``.
 
 Once per cluster
     Every node that finds an occurrence due INSERTs a claim keyed by the occurrence's
-    UTC time (``2026-11-29T10:00:00Z``; retries ``...Z#retry2``; the summary of many
-    missed ones ``...Z#missed``). Only the node whose INSERT lands goes on; a store
-    that cannot be reached means the occurrence is not fired (never unclaimed).
+    UTC time (``2026-11-29T10:00:00Z``; retries ``...Z#retry2``). Only the node whose
+    INSERT adds the row goes on; a lost claim is no error. A store that cannot be
+    reached means the occurrence is not fired (it is accounted for later).
 
 Stopping a schedule
     The row is read again after the claim: switched off or deleted on any node, it
-    fires no more, even before this node's next refresh.
+    fires no more, even before this node hears of the change.
 
 Overlap
-    ``skip`` is judged on the claiming node: when this node is still running the
-    schedule's previous run, it takes the claim (so no other node runs it) and
-    reports the occurrence missed. A run still going on ANOTHER node is not seen;
-    that would need a lease in the row. ``allow`` runs side by side.
+    ``skip``: a run still going on this node, or a lease on the schedule held by
+    another node (renewed while its run goes on), makes the occurrence missed. A loop
+    that wakes late runs only the latest of a schedule's occurrences that fell due
+    meanwhile, so a stall never starts a batch of runs side by side. ``allow`` runs
+    side by side.
 
 Retries
-    A failed run with retries left is retried 30 s later, doubling each attempt, at
-    most 24 h apart. ``RetryAt``/``RetryAttempt`` in the row keep it over a restart
-    (or for any node); one already due fires at once. A success clears it.
+    A failed (or interrupted) run with retries left is retried 30 s later, doubling
+    each attempt, at most 24 h apart. ``RetryAt``/``RetryAttempt`` in the row keep it
+    over a restart (or for any node); one already due fires at once.
 
-Missed occurrences
-    When this node first sees a schedule (start, reload, a refresh finding a new or
-    retimed one), and when its own loop fell behind (a suspended machine), the
-    occurrences from the row's ``NextRun`` up to ``grace_s`` ago that nobody claimed
-    were missed by the whole cluster. Each one this node claims is reported (the first
-    100, then one summary); with catch-up ``one`` the latest is run instead. Newer
-    ones (within the grace) are run late rather than reported: a live node may be
-    claiming them right now, and the claim settles who. The grace is at least two
-    refresh periods, so a schedule made on another node is never "missed" merely
-    because this node read it a refresh later.
+Missed and interrupted occurrences
+    See :mod:`hub.schedule.upkeep`: gaps behind the schedule's watermark are reported
+    once, by the node whose compare-and-set lands; a dead node's runs are reported
+    ``interrupted`` by the node that takes them over.
 
 Stopping
     :meth:`stop` ends the loop and the scheduler's own work at once; jobs already
     running are given ``drain_s`` to finish (their outcome is recorded), then
-    cancelled.
+    cancelled and reported ``interrupted`` (a store that fails then leaves their run
+    rows to the next start of this node).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import logging
 import math
+import os
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from hub.schedule.model import Schedule
-from hub.schedule.store import ScheduleStore
+from hub.schedule.store import NOTIFY_CHANNEL, OpenRun, ScheduleStore
 from hub.schedule.timing import (
+    DB_DOWN,
     HUB_DOWN,
+    STALLED,
+    UNCLAIMED,
     Clock,
     Due,
     Entry,
     Firing,
+    Missed,
     SystemClock,
+    Timeline,
     cached_cron,
     first_from,
-    missed_summary,
     next_after,
-    occurrence_key,
-    plan_missed,
     retry_delay,
 )
-from shared.errors import WebJobsError
+from hub.schedule.upkeep import NodeLiveness, Upkeep
+from hub.store.notify import Listener
+from shared.errors import StoreUnavailable, WebJobsError
 
-__all__ = ["HUB_DOWN", "OVERLAPPED", "Clock", "Firing", "Scheduler", "SystemClock"]
+__all__ = ["DB_DOWN", "HUB_DOWN", "OVERLAPPED", "STALLED", "UNCLAIMED", "Clock", "Firing",
+           "Missed", "NodeLiveness", "Scheduler", "SystemClock"]
 
 log = logging.getLogger("webhub.schedule")
 T = TypeVar("T")
@@ -82,33 +86,56 @@ T = TypeVar("T")
 OVERLAPPED = "the previous run was still going"
 GRACE_S = 5.0
 DRAIN_S = 30.0
-APPLY_SLICE = 500             # schedules adopted between turns of the event loop
-CATCH_UP_PARALLEL = 4          # the database pool's size: more would only queue
+POLL_S = 15.0                  # where the database cannot notify
+SAFETY_POLL_S = 600.0          # where it can: notifications and resyncs do the work
+UPKEEP_S = 5.0
+LEASE_S = 30.0
+STALL_S = 1.0                  # a loop waking this late was stalled
+APPLY_SLICE = 500              # schedules adopted between turns of the event loop
 PRUNE_EVERY_S = 3600.0
 CLAIM_KEEP_S = 7 * 86400.0     # far beyond any grace or refresh: a live node never asks
 
 FireFn = Callable[[Schedule, Firing], Awaitable[str]]
-MissedFn = Callable[[Schedule, float, str], None]
+MissedFn = Callable[[Schedule, Missed], None]
+InterruptedFn = Callable[[Schedule, Firing, str], None]
 _Item = tuple[float, int, int, str, int]     # due, token, schedule id, run|retry, attempt
+_Start = tuple[Schedule, Firing, str]        # row, firing, claim key
+
+
+def _random_id() -> str:
+    return f"job_{os.urandom(8).hex()}"
 
 
 class Scheduler:
     """``fire(schedule, firing)`` runs the job and returns its outcome ("success";
-    anything else counts as failed); ``missed(schedule, time, reason)`` records an
-    occurrence that did not run. Both are called on the event loop, so ``missed``
-    must be quick. ``node`` names this hub in claims; ``clock`` is faked by tests."""
+    anything else counts as failed); ``missed(schedule, missed)`` records occurrences
+    that did not run, ``interrupted(schedule, firing, node)`` a run whose node died.
+    All are called on the event loop, so the last two must be quick. ``node`` names
+    this hub in claims; ``liveness`` says which nodes stopped beating; ``new_id``
+    makes history ids; ``clock`` is faked by tests."""
 
     def __init__(self, store: ScheduleStore, fire: FireFn, missed: MissedFn, node: str,
-                 clock: Clock | None = None, refresh_s: float = 5.0, *,
-                 grace_s: float | None = None, drain_s: float = DRAIN_S) -> None:
+                 clock: Clock | None = None, refresh_s: float | None = None, *,
+                 grace_s: float = GRACE_S, drain_s: float = DRAIN_S,
+                 liveness: NodeLiveness | None = None,
+                 interrupted: InterruptedFn | None = None,
+                 new_id: Callable[[], str] = _random_id, lease_s: float = LEASE_S,
+                 upkeep_s: float = UPKEEP_S) -> None:
         self.store = store
         self.fire = fire
         self.missed = missed
+        self.interrupted = interrupted
         self.node = node
+        self.new_id = new_id
         self.clock: Clock = clock or SystemClock()
-        self.refresh_s = refresh_s
-        self.grace_s = max(GRACE_S, 2 * refresh_s) if grace_s is None else grace_s
+        self.refresh_s = refresh_s if refresh_s is not None else (
+            SAFETY_POLL_S if store.notifies else POLL_S)
+        self.grace_s = grace_s
         self.drain_s = drain_s
+        self.lease_s = lease_s
+        self.upkeep_s = upkeep_s
+        self.timeline = Timeline(self.clock.now())
+        self.upkeep = Upkeep(self, liveness)
         self._entries: dict[int, Entry] = {}
         self._heap: list[_Item] = []
         self._tokens = itertools.count()
@@ -116,28 +143,67 @@ class Scheduler:
         self._tasks: set[asyncio.Task[None]] = set()
         self._job_tasks: set[asyncio.Task[Any]] = set()
         self._loop_task: asyncio.Task[None] | None = None
+        self._listener: Listener | None = None
         self._wake = asyncio.Event()
         self._changed = asyncio.Event()
         self._busy = 0
         self._asleep_until: float | None = None
         self._next_refresh = 0.0
+        self._next_upkeep = 0.0
         self._next_prune = 0.0
         self._warned: set[tuple[object, str]] = set()
-        self._catch_up_slots = asyncio.Semaphore(CATCH_UP_PARALLEL)
+
+    @property
+    def entries(self) -> dict[int, Entry]:
+        return self._entries
 
     # -- life cycle -------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Load the enabled schedules and start the loop. A store that is down now is
+        """Load the enabled schedules, report the runs this node's last life left
+        open, listen for changes and start the loop. A store that is down now is
         logged and tried again at each refresh."""
         if self._loop_task is not None:
             return
+        self.timeline = Timeline(self.clock.now())
         try:
             await self.reload()
         except WebJobsError as exc:
-            self._warn(("store", "reload"), "Schedules could not be loaded: %s", exc)
-        self._next_refresh = self.clock.now() + self.refresh_s
+            self.warn(("store", "reload"), "Schedules could not be loaded: %s", exc)
+        await self.upkeep.sweep(own=True)
+        self._listen()
+        now = self.clock.now()
+        self._next_refresh = now + self.refresh_s
+        self._next_upkeep = now
         self._loop_task = asyncio.create_task(self._loop(), name=f"scheduler-{self.node}")
+
+    def _listen(self) -> None:
+        if not self.store.notifies:
+            return
+        loop = asyncio.get_running_loop()
+
+        # Both run on the listener's thread: hand over to the loop.
+        def on_message(channel: str, payload: str) -> None:
+            with contextlib.suppress(RuntimeError):   # the loop has closed
+                loop.call_soon_threadsafe(self._heard, payload)
+
+        def on_resync() -> None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._heard, None)
+
+        try:
+            self._listener = self.store.db.listen([NOTIFY_CHANNEL], on_message, on_resync)
+        except WebJobsError as exc:
+            self.warn(("store", "listen"), "Schedule changes are polled for (every %.0f "
+                       "s): listening failed: %s", POLL_S, exc)
+            self.refresh_s = POLL_S
+
+    def _heard(self, payload: str | None) -> None:
+        """A schedule changed on some node (its id), or anything may have (None)."""
+        if payload is not None and payload.isascii() and payload.isdigit():
+            self._spawn(self.reload_one(int(payload)))
+        else:
+            self._spawn(self._refresh())
 
     async def reload(self) -> int:
         """Read the enabled schedules now; how many this node schedules."""
@@ -145,7 +211,28 @@ class Scheduler:
         await self._apply(rows, self.clock.now())
         return len(self._entries)
 
+    async def reload_one(self, schedule_id: int) -> None:
+        """Read one schedule again (it changed)."""
+        found = await self.call_store("get", self.store.get_many, [schedule_id])
+        if found is None:
+            return   # the store failed: the next resync or poll reads it
+        got = found.get(schedule_id)
+        if got is None or not got.enabled:
+            self._entries.pop(schedule_id, None)
+            return
+        try:
+            self._adopt(got, self.clock.now())
+        except Exception as exc:
+            self.warn((got.id, got.cron, got.timezone),
+                       "Schedule %d (%s) is not scheduled: %s", got.id, got.name, exc)
+            self._entries.pop(schedule_id, None)
+        self._wake.set()
+
     async def stop(self) -> None:
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                self._listener.close()
+            self._listener = None
         if self._loop_task is not None:
             self._loop_task.cancel()
             await asyncio.gather(self._loop_task, return_exceptions=True)
@@ -154,9 +241,12 @@ class Scheduler:
             task.cancel()
         if self._job_tasks:
             await asyncio.wait(set(self._job_tasks), timeout=self.drain_s)
+        cut_short = bool(self._job_tasks)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if cut_short:   # the runs cancelled are reported interrupted (and retried) now
+            await self.upkeep.sweep(own=True)
 
     def status(self) -> list[dict[str, Any]]:
         return [{"id": e.schedule.id, "name": e.schedule.name, "job": e.schedule.job_name,
@@ -193,7 +283,7 @@ class Scheduler:
                 self._adopt(row, now)
                 seen.add(row.id)
             except Exception as exc:   # one bad row (cron, zone, value) must not stop the rest
-                self._warn((row.id, row.cron, row.timezone),
+                self.warn((row.id, row.cron, row.timezone),
                            "Schedule %d (%s) is not scheduled: %s", row.id, row.name, exc)
         for sid in set(self._entries) - seen:
             del self._entries[sid]   # its heap items are skipped when they come up
@@ -212,13 +302,12 @@ class Scheduler:
         self._sync_retry(entry)
 
     def _plan_from(self, entry: Entry, start: float | None, now: float) -> None:
-        """Schedule ``entry``'s occurrences from ``start``: the long-past ones are missed
-        (handled by a catch-up task), the rest go on the heap."""
+        """Schedule ``entry``'s occurrences from ``start``; those older than the grace
+        are left to the accounting of gaps (:mod:`hub.schedule.upkeep`)."""
         cutoff = now - self.grace_s
         if start is None:
             self._push_run(entry, next_after(entry.cron, now))
         elif start <= cutoff:
-            self._spawn(self._catch_up(entry.schedule.id, start, cutoff))
             self._push_run(entry, next_after(entry.cron, cutoff))
         else:
             self._push_run(entry, first_from(entry.cron, start))
@@ -232,9 +321,9 @@ class Scheduler:
         want = ((row.retry_at, row.retry_attempt)
                 if row.retry_at is not None and row.retry_attempt > 0 else None)
         if want != entry.retry and want != entry.retry_taken:
-            self._set_retry(entry, want)
+            self.set_retry(entry, want)
 
-    def _set_retry(self, entry: Entry, want: tuple[float, int] | None) -> None:
+    def set_retry(self, entry: Entry, want: tuple[float, int] | None) -> None:
         entry.retry = want
         if want is not None:
             heapq.heappush(self._heap, (want[0], next(self._tokens), entry.schedule.id,
@@ -251,8 +340,17 @@ class Scheduler:
             if now >= self._next_refresh:
                 self._next_refresh = now + self.refresh_s
                 self._spawn(self._refresh())
-            wake_at = min(self._heap[0][0] if self._heap else math.inf, self._next_refresh)
+            if now >= self._next_upkeep:
+                self._next_upkeep = now + self.upkeep_s
+                self._spawn(self.upkeep.run(now))
+            wake_at = min(self._heap[0][0] if self._heap else math.inf, self._next_refresh,
+                          self._next_upkeep)
             await self._sleep(wake_at)
+            woke = self.clock.now()
+            if woke - wake_at > STALL_S:
+                self.timeline.stalled(wake_at, woke)
+                self.warn(("stall",), "The scheduler of node %s woke %.1f s late (the node "
+                          "was stalled)", self.node, woke - wake_at)
 
     async def _sleep(self, until: float) -> None:
         sleeper = asyncio.ensure_future(self.clock.sleep_until(until))
@@ -267,33 +365,38 @@ class Scheduler:
             waker.cancel()
 
     def _take_due(self, now: float) -> None:
-        due_now: list[Due] = []
+        latest: dict[int, Due] = {}
+        retries: list[Due] = []
         while self._heap and self._heap[0][0] <= now:
-            due, token, sid, kind, attempt = heapq.heappop(self._heap)
-            entry = self._entries.get(sid)
+            item = heapq.heappop(self._heap)
+            entry = self._entries.get(item[2])
             if entry is None:
                 continue
             try:
-                self._take(entry, (due, token, sid, kind, attempt), now, due_now)
+                self._take(entry, item, now, latest, retries)
             except Exception as exc:   # e.g. a cron with no time left: drop, never stop
-                self._warn((sid, "due"), "Schedule %d is not scheduled: %s", sid, exc)
-                del self._entries[sid]
-        if due_now:
-            self._spawn(self._occur(due_now))
+                self.warn((item[2], "due"), "Schedule %d is not scheduled: %s", item[2], exc)
+                del self._entries[item[2]]
+        if latest or retries:
+            self._spawn(self._occur([*retries, *latest.values()]))
 
-    def _take(self, entry: Entry, item: _Item, now: float, due_now: list[Due]) -> None:
+    def _take(self, entry: Entry, item: _Item, now: float, latest: dict[int, Due],
+              retries: list[Due]) -> None:
         due, token, sid, kind, attempt = item
         if kind == "retry":
             if entry.retry == (due, attempt):
                 entry.retry, entry.retry_taken = None, (due, attempt)
-                due_now.append(Due(sid, due, attempt, "retry"))
+                retries.append(Due(sid, due, attempt, "retry"))
         elif token != entry.run_token:
             return   # replaced by a newer plan for this schedule
         elif due < now - self.grace_s:
-            # The loop itself fell behind (a suspended machine): as after downtime.
-            self._plan_from(entry, due, now)
+            # The loop fell far behind (a stalled or suspended node): the gap is
+            # accounted for, not run.
+            self._push_run(entry, next_after(entry.cron, now - self.grace_s))
         else:
-            due_now.append(Due(sid, due, 0, "scheduled"))
+            # Several due in one pass (a loop waking late): only the latest runs; the
+            # earlier ones are other nodes' to claim, or a gap to account for.
+            latest[sid] = Due(sid, due, 0, "scheduled")
             self._push_run(entry, next_after(entry.cron, due))
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
@@ -306,7 +409,7 @@ class Scheduler:
         self._tasks.discard(task)
         self._busy -= 1
         if not task.cancelled() and (exc := task.exception()) is not None:
-            self._warn(("task", type(exc).__name__), "Scheduler task failed: %r", exc)
+            self.warn(("task", type(exc).__name__), "Scheduler task failed: %r", exc)
         self._poke()
 
     # -- one occurrence -------------------------------------------------------------
@@ -316,113 +419,168 @@ class Scheduler:
         try:
             done = await asyncio.to_thread(call, *args)
         except WebJobsError as exc:
-            self._warn(("store", what), "Schedule store failed (%s): %s", what, exc)
+            if isinstance(exc, StoreUnavailable):
+                self.timeline.store_failed()
+            self.warn(("store", what), "Schedule store failed (%s): %s", what, exc)
             return None
+        self.timeline.store_ok(self.clock.now())
         self._warned.discard(("store", repr((what,))))   # a new failure is told again
         return done
 
+    def _claim_round(self, due: list[Due]) -> set[tuple[int, str]]:
+        """In a thread: claim, then move the watermark past the runs claimed at it."""
+        won = self.store.claim_many([(d.sid, d.key) for d in due], self.node)
+        moves = [(d.sid, d.t, next_after(e.cron, d.t)) for d in due
+                 if d.reason != "retry" and (d.sid, d.key) in won
+                 and (e := self._entries.get(d.sid)) is not None]
+        if moves:
+            self.store.advance(moves)
+        return won
+
     async def _occur(self, due: list[Due]) -> None:
-        """Claim the occurrences due together in one go (one commit, not one each: a
-        hundred due in the same second must all start well within it), read their
-        rows again, and run each claimed one that is still enabled as a task."""
-        won = await self.call_store("claim", self.store.claim_many,
-                                [(d.sid, d.key) for d in due], self.node)
-        if not won:
-            return
-        mine = [d for d in due if (d.sid, d.key) in won]
+        """Claim the occurrences due together in one go (one statement, not one each: a
+        hundred due in the same second must all start well within it), then launch
+        the ones this node won."""
+        won = await self.call_store("claim", self._claim_round, due)
+        if won:
+            await self.launch([d for d in due if (d.sid, d.key) in won])
+
+    async def launch(self, mine: list[Due]) -> None:
+        """Run the claimed ``mine``: each whose row (read again) is still enabled, and
+        not overlapping under ``overlap: skip``. A claim won that cannot go on because
+        the store failed meanwhile is reported, never left silent."""
         rows = await self.call_store("get", self.store.get_many, [d.sid for d in mine])
+        starts: list[_Start] = []
         for d in mine:
-            row = (rows or {}).get(d.sid)
+            if rows is None:
+                self._report_one(d, DB_DOWN)
+                continue
+            row = rows.get(d.sid)
             if row is None or not row.enabled:
-                continue   # switched off or deleted (or unreadable): never run blind
+                continue   # switched off or deleted: never run blind
             if d.reason == "retry" and (row.retry_at, row.retry_attempt) != (d.t, d.attempt):
                 continue   # superseded (a newer run succeeded or failed meanwhile)
             if row.overlap == "skip" and self._running.get(d.sid):
-                self._report(row, d.t, OVERLAPPED)
+                self.report(row, Missed(d.t, d.t, 1, OVERLAPPED))
                 continue
-            self._spawn(self._run_job(row, Firing(d.t, d.attempt, d.reason)))
+            self._running[d.sid] = self._running.get(d.sid, 0) + 1   # now: same batch
+            starts.append((row, Firing(d.t, d.attempt, d.reason, self.new_id()), d.key))
+        if starts:
+            await self._begin(starts)
 
-    async def _run_job(self, row: Schedule, firing: Firing) -> None:
+    def _report_one(self, d: Due, reason: str) -> None:
+        entry = self._entries.get(d.sid)
+        if entry is not None:
+            self.report(entry.schedule, Missed(d.t, d.t, 1, reason))
+
+    def _prepare(self, starts: list[_Start]) -> set[int]:
+        """In a thread: take the leases of ``overlap: skip`` runs and note the runs as
+        going on; the schedule ids another node holds the lease of."""
+        until = self.clock.now() + self.lease_s
+        held = {row.id for row, _, _ in starts if row.overlap == "skip"
+                and not self.store.take_lease(row.id, self.node, until)}
+        self.store.begin_runs([OpenRun(row.id, key, self.node, f.occurrence, f.attempt,
+                                       f.reason, f.job_id)
+                               for row, f, key in starts if row.id not in held])
+        return held
+
+    async def _begin(self, starts: list[_Start]) -> None:
+        held = await self.call_store("lease", self._prepare, starts)
+        for row, firing, key in starts:
+            if held is None or row.id in held:
+                self._ran(row.id)
+                self.report(row, Missed(firing.occurrence, firing.occurrence, 1,
+                                        DB_DOWN if held is None else OVERLAPPED))
+                continue
+            self._spawn(self._run_job(row, firing, key))
+
+    def _ran(self, sid: int) -> None:
+        self._running[sid] -= 1
+        if not self._running[sid]:
+            del self._running[sid]
+
+    async def _run_job(self, row: Schedule, firing: Firing, key: str) -> None:
         task = asyncio.current_task()
         assert task is not None
         # A job task (with the recording of its outcome) is what stop() lets finish.
         self._job_tasks.add(task)
+        leased = row.overlap == "skip"
+        keeper = asyncio.create_task(self._keep_lease(row.id)) if leased else None
         try:
-            outcome = await self._fire(row, firing)
-            await self._after_run(row, firing, outcome)
+            try:
+                outcome = await self._fire(row, firing)
+            finally:
+                if keeper is not None:
+                    keeper.cancel()
+            await self._after_run(row, firing, key, outcome)
         finally:
             self._job_tasks.discard(task)
 
+    async def _keep_lease(self, sid: int) -> None:
+        while True:
+            await self.clock.sleep_until(self.clock.now() + self.lease_s / 3)
+            kept = await self.call_store("lease", self.store.renew_lease, sid, self.node,
+                                         self.clock.now() + self.lease_s)
+            if kept is False:
+                self.warn((sid, "lease"), "Schedule %d: node %s lost its lease while the "
+                           "run went on (another node may start the next)", sid, self.node)
+
     async def _fire(self, row: Schedule, firing: Firing) -> str:
         sid = row.id
-        self._running[sid] = self._running.get(sid, 0) + 1
         self._busy -= 1          # the job's own time is not the scheduler's work
         self._poke()
         try:
             return await self.fire(row, firing)
         except Exception as exc:
-            self._warn((sid, "fire"), "Schedule %d could not run job %s: %r", sid,
+            self.warn((sid, "fire"), "Schedule %d could not run job %s: %r", sid,
                        row.job_name, exc)
             return "failed"
         finally:
             self._busy += 1
-            self._running[sid] -= 1
-            if not self._running[sid]:
-                del self._running[sid]
+            self._ran(sid)
 
-    async def _after_run(self, row: Schedule, firing: Firing, outcome: str) -> None:
+    def _end_round(self, row: Schedule, firing: Firing, key: str, outcome: str) -> bool:
+        """In a thread: the run's row away, its outcome in the schedule's row; False
+        when another node took the run over (it found this node dead)."""
+        mine = self.store.end_run(row.id, key, self.node)
+        self.store.record_fire(row.id, firing.occurrence, outcome)
+        return mine
+
+    async def _after_run(self, row: Schedule, firing: Firing, key: str, outcome: str) -> None:
+        mine = await self.call_store("record", self._end_round, row, firing, key, outcome)
+        if mine is False:
+            return   # reported interrupted elsewhere, and retried by that node's rules
+        await self.apply_retry_policy(row, firing.attempt, outcome)
+
+    async def apply_retry_policy(self, row: Schedule, attempt: int, outcome: str) -> None:
+        """After attempt ``attempt`` of ``row`` ended in ``outcome``: a pending retry
+        cleared, or the next one set (in the row, for any node, and here)."""
         entry = self._entries.get(row.id)
-        nxt = next_after(entry.cron, firing.occurrence) if entry else None
-        await self.call_store("record", self.store.record_fire, row.id, firing.occurrence, nxt,
-                          outcome)
         if outcome == "success":
-            if firing.attempt or row.retry_at is not None:
+            if attempt or row.retry_at is not None:
                 await self.call_store("retry", self.store.set_retry, row.id, None, 0)
                 if entry is not None:
                     entry.retry = None
             return
-        attempt = firing.attempt + 1
-        if attempt > row.max_retries:
-            if firing.attempt:
+        following = attempt + 1
+        if following > row.max_retries:
+            if attempt:
                 await self.call_store("retry", self.store.set_retry, row.id, None, 0)
             return
         # Whole seconds: the time is compared after a round trip through any database.
-        at = float(math.ceil(self.clock.now() + retry_delay(attempt)))
-        await self.call_store("retry", self.store.set_retry, row.id, at, attempt)
+        at = float(math.ceil(self.clock.now() + retry_delay(following)))
+        await self.call_store("retry", self.store.set_retry, row.id, at, following)
         if entry is not None:
-            self._set_retry(entry, (at, attempt))
+            self.set_retry(entry, (at, following))
 
-    def _report(self, row: Schedule, t: float, reason: str) -> None:
+    def report(self, row: Schedule, missed: Missed) -> None:
         try:
-            self.missed(row, t, reason)
+            self.missed(row, missed)
         except Exception as exc:
-            self._warn((row.id, "missed"), "Schedule %d: a missed run could not be recorded: "
+            self.warn((row.id, "missed"), "Schedule %d: a missed run could not be recorded: "
                        "%r", row.id, exc)
 
-    # -- missed occurrences, refresh ----------------------------------------------------
-
-    async def _catch_up(self, sid: int, start: float, cutoff: float) -> None:
-        async with self._catch_up_slots:
-            entry = self._entries.get(sid)
-            if entry is None:
-                return
-            row = entry.schedule
-            # Up to thousands of cron steps: off the loop, which must wake on time.
-            plan = await asyncio.to_thread(plan_missed, entry.cron, start, cutoff)
-            latest = plan.latest if row.catch_up == "one" else None
-            missed = [(t, occurrence_key(t), HUB_DOWN) for t in plan.listed if t != latest]
-            missed += missed_summary(plan, latest)
-            if missed:
-                won = await self.call_store("claim", self.store.claim_many,
-                                        [(sid, key) for _, key, _ in missed], self.node)
-                if won is None:
-                    return   # nothing claimed: another node (or a later start) reports them
-                for t, key, reason in missed:
-                    if (sid, key) in won:
-                        self._report(row, t, reason)
-            if latest is not None:
-                self._spawn(self._occur([Due(sid, latest, 0, "catch-up")]))
-            await self.call_store("next", self.store.set_next_run, sid, plan.resume)
+    # -- refresh ------------------------------------------------------------------------
 
     async def _refresh(self) -> None:
         rows = await self.call_store("refresh", self.store.list_schedules, True)
@@ -434,9 +592,10 @@ class Scheduler:
             self._next_prune = now + PRUNE_EVERY_S
             await self.call_store("prune", self.store.prune_claims, now - CLAIM_KEEP_S)
 
-    def _warn(self, key: tuple[object, ...], message: str, *args: object) -> None:
+    def warn(self, key: tuple[object, ...], message: str, *args: object) -> None:
         """Log a problem once at WARNING; the same problem again only at DEBUG."""
         mark = (key[0], repr(key[1:]))
         level = logging.DEBUG if mark in self._warned else logging.WARNING
         self._warned.add(mark)
         log.log(level, message, *args)
+

@@ -3,40 +3,79 @@
 ``IQXNetWebJobSchedule`` holds one row per schedule; ``IQXNetWebJobScheduleClaim``
 one row per occurrence some node took. Its key ``(ScheduleID, Occurrence)`` is what
 makes an occurrence fire once per cluster: every node that finds it due INSERTs the
-claim and only the node whose INSERT lands runs it.
+claim and only the node whose INSERT adds a row runs it. A lost claim is an INSERT
+that adds nothing (``ON CONFLICT DO NOTHING``), never an error: no log line on the
+server, no pooled connection dropped. Claims are single statements (no transaction
+held across round trips), so a node stopped mid-claim holds no lock that others
+would wait on.
+
+``NextRun`` is the watermark of the schedule: every occurrence before it is
+accounted for (claimed, run or reported missed). The node that claims the
+occurrence at the watermark moves it on, and whoever finds it left behind by more
+than a grace moves it past the gap with a compare-and-set (``WHERE NextRun = ?``):
+the row count decides which single node reports the gap. Create, switching on, and
+a new cron or zone set it afresh to the first occurrence from now: the occurrences
+before were not missed, the schedule did not ask for them. A row without one
+(written by another tool) starts from whenever a scheduler first reads it.
+
+``IQXNetWebJobScheduleRun`` holds a row per claimed run while it goes on (with the
+history id it will have), so the run of a node that stopped beating is found and
+reported ``interrupted`` by one node (whose DELETE removes the row).
+``IQXNetWebJobScheduleLease`` holds, per ``overlap: skip`` schedule, which node runs
+it until when: taken by insert-or-expired-update, renewed while the run goes on.
 
 * Nothing is cached: every call reads or writes the tables.
-* ``NextRun`` only ever moves forward when runs record it, so a slow run finishing
-  late cannot pull it back behind a newer one. Create, switching on, and a new cron
-  or zone set it afresh to the first occurrence from now: the occurrences before
-  were not "missed by the hub", the schedule did not ask for them. A row without
-  one (written by another tool) starts from whenever a scheduler first reads it.
 * Switching a schedule off clears its pending retry.
+* A change of a schedule (create, update, delete, a retry set) is announced on
+  ``NOTIFY_CHANNEL`` (the schedule id) where the database can notify.
 """
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from hub.schedule.model import Schedule, ScheduleInput
 from hub.schedule.timing import cached_cron, next_after
 from hub.store.dialects import Dialect
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx
-from shared.errors import NotFound
+from shared.errors import NotFound, WebJobsError
 
-__all__ = ["CLAIM_TABLE", "SCHEDULE_TABLE", "ScheduleStore"]
+__all__ = ["CLAIM_TABLE", "LEASE_TABLE", "NOTIFY_CHANNEL", "RUN_TABLE", "SCHEDULE_TABLE",
+           "OpenRun", "ScheduleStore"]
+
+log = logging.getLogger("webhub.schedule")
 
 SCHEDULE_TABLE = "IQXNetWebJobSchedule"
 CLAIM_TABLE = "IQXNetWebJobScheduleClaim"
+RUN_TABLE = "IQXNetWebJobScheduleRun"
+LEASE_TABLE = "IQXNetWebJobScheduleLease"
+NOTIFY_CHANNEL = "webjobs_schedules"
+_CHUNK = 200                  # rows per multi-row statement (well under every bind limit)
+_RETURNING = ("sqlite", "postgresql", "mariadb")   # INSERT ... RETURNING
 
 _COLUMNS = ("ID, Name, Cron, JobName, Params, Enabled, Timezone, CatchUp, Overlap, "
             "MaxRetries, LastRun, NextRun, LastStatus, RetryAt, RetryAttempt, UpdatedAt, "
             "UpdatedBy")
 _SELECT = f"SELECT {_COLUMNS} FROM {SCHEDULE_TABLE}"
-# NextRun moves forward only (see the module doc); NULL counts as "long ago".
-_FORWARD = "NextRun = CASE WHEN NextRun IS NULL OR NextRun < ? THEN ? ELSE NextRun END"
+_CLAIM = f"INSERT INTO {CLAIM_TABLE} (ScheduleID, Occurrence, Node, ClaimedAt) VALUES "
+
+
+@dataclass(frozen=True)
+class OpenRun:
+    """A claimed run some node started and has not ended."""
+
+    schedule_id: int
+    occurrence: str               # the claim key
+    node: str
+    due: float
+    attempt: int
+    reason: str
+    job_id: str
 
 
 def _float(value: object) -> float | None:
@@ -63,6 +102,16 @@ def _schedule(row: Row) -> Schedule:
         updated=_float(updated) or 0.0, updated_by=_text(by))
 
 
+def _marks(count: int, width: int) -> str:
+    one = f"({', '.join('?' * width)})"
+    return ", ".join([one] * count)
+
+
+def _chunks(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    for at in range(0, len(items), _CHUNK):
+        yield items[at:at + _CHUNK]
+
+
 class ScheduleStore:
     def __init__(self, db: HubDatabase, *, clock: Callable[[], float] = time.time) -> None:
         self.db = db
@@ -71,6 +120,23 @@ class ScheduleStore:
     def ensure_schema(self) -> None:
         """Create the tables on first use (each node may; ``IF NOT EXISTS``)."""
         self.db.ensure_schema_once(SCHEDULE_TABLE, _schedule_tables)
+
+    @property
+    def notifies(self) -> bool:
+        """Whether changes reach other nodes as notifications (else they poll)."""
+        return self.db.supports_notify
+
+    def _announce(self, schedule_id: int) -> None:
+        """Tell the other nodes a schedule changed (inside a transaction: at its commit).
+        Outside one the change is saved already: a lost notification is made up by the
+        listeners' resync, so it is not the caller's failure."""
+        if not self.notifies:
+            return
+        try:
+            self.db.notify(NOTIFY_CHANNEL, str(schedule_id))
+        except WebJobsError as exc:
+            log.info("Schedule %d changed, but the other nodes could not be told at once "
+                     "(they will be when they resync): %s", schedule_id, exc)
 
     # -- reading ------------------------------------------------------------------
 
@@ -88,12 +154,19 @@ class ScheduleStore:
         """The schedules among ``ids`` that exist, by id (one query per 200)."""
         self.ensure_schema()
         found: dict[int, Schedule] = {}
-        for at in range(0, len(ids), 200):
-            chunk = list(ids[at:at + 200])
+        for chunk in _chunks(list(ids)):
             marks = ", ".join("?" * len(chunk))
-            for row in self.db.read(f"{_SELECT} WHERE ID IN ({marks})", chunk):
+            for row in self.db.read(f"{_SELECT} WHERE ID IN ({marks})", list(chunk)):
                 found[int(row[0])] = _schedule(row)
         return found
+
+    def behind(self, cutoff: float) -> list[tuple[int, float]]:
+        """``(id, NextRun)`` of the enabled schedules whose watermark is at or before
+        ``cutoff``: their occurrences from there on are not all accounted for."""
+        self.ensure_schema()
+        rows = self.db.read(f"SELECT ID, NextRun FROM {SCHEDULE_TABLE} WHERE Enabled = 1 "
+                            "AND NextRun <= ? ORDER BY ID", (cutoff,))
+        return [(int(sid), float(at)) for sid, at in rows]
 
     # -- writing ------------------------------------------------------------------
 
@@ -106,6 +179,7 @@ class ScheduleStore:
             (inp.name, inp.cron, inp.job_name, inp.params, int(inp.enabled), inp.timezone,
              inp.catch_up, inp.overlap, inp.max_retries, self._first_run(inp), self.clock(),
              by))
+        self._announce(new_id)
         made = self.get(new_id)
         if made is None:  # deleted by another node in between: say so as for any id
             raise NotFound(f"Schedule {new_id} was deleted meanwhile")
@@ -118,6 +192,7 @@ class ScheduleStore:
             if row is None:
                 raise NotFound(f"No schedule {schedule_id}")
             self._rewrite(tx, _schedule(row), inp, by)
+            self._announce(schedule_id)
         updated = self.get(schedule_id)
         if updated is None:
             raise NotFound(f"No schedule {schedule_id}")
@@ -143,61 +218,84 @@ class ScheduleStore:
     def delete(self, schedule_id: int) -> bool:
         self.ensure_schema()
         with self.db.transaction() as tx:
-            tx.write(f"DELETE FROM {CLAIM_TABLE} WHERE ScheduleID = ?", (schedule_id,))
-            return tx.write(f"DELETE FROM {SCHEDULE_TABLE} WHERE ID = ?", (schedule_id,)) > 0
+            for table in (CLAIM_TABLE, RUN_TABLE, LEASE_TABLE):
+                tx.write(f"DELETE FROM {table} WHERE ScheduleID = ?", (schedule_id,))
+            gone = tx.write(f"DELETE FROM {SCHEDULE_TABLE} WHERE ID = ?", (schedule_id,)) > 0
+            if gone:
+                self._announce(schedule_id)
+        return gone
 
-    def record_fire(self, schedule_id: int, last_run: float, next_run: float | None,
-                    last_status: str) -> None:
+    def record_fire(self, schedule_id: int, last_run: float, last_status: str) -> None:
         self.ensure_schema()
-        if next_run is None:
-            self.db.write(f"UPDATE {SCHEDULE_TABLE} SET LastRun = ?, LastStatus = ? "
-                          "WHERE ID = ?", (last_run, last_status, schedule_id))
-            return
-        self.db.write(f"UPDATE {SCHEDULE_TABLE} SET LastRun = ?, LastStatus = ?, {_FORWARD} "
-                      "WHERE ID = ?", (last_run, last_status, next_run, next_run, schedule_id))
-
-    def set_next_run(self, schedule_id: int, next_run: float) -> None:
-        """Move ``NextRun`` forward to ``next_run`` (never back)."""
-        self.ensure_schema()
-        self.db.write(f"UPDATE {SCHEDULE_TABLE} SET {_FORWARD} WHERE ID = ?",
-                      (next_run, next_run, schedule_id))
+        self.db.write(f"UPDATE {SCHEDULE_TABLE} SET LastRun = ?, LastStatus = ? WHERE ID = ?",
+                      (last_run, last_status, schedule_id))
 
     def set_retry(self, schedule_id: int, retry_at: float | None, attempt: int) -> None:
         self.ensure_schema()
         self.db.write(f"UPDATE {SCHEDULE_TABLE} SET RetryAt = ?, RetryAttempt = ? WHERE ID = ?",
                       (retry_at, attempt if retry_at is not None else 0, schedule_id))
+        if retry_at is not None:
+            self._announce(schedule_id)   # any node may run it, should this one stop
+
+    # -- the watermark ----------------------------------------------------------------
+
+    def advance(self, moves: Sequence[tuple[int, float, float]]) -> int:
+        """For each ``(id, occurrence, following)`` just claimed: where the watermark is
+        at that occurrence (or unset), move it to ``following``. One statement per 200
+        (a CASE), so nothing is held between round trips; how many moved."""
+        self.ensure_schema()
+        moved = 0
+        for chunk in _chunks(list(moves)):
+            cases = " ".join("WHEN ? THEN ?" for _ in chunk)
+            where = " OR ".join("(ID = ? AND (NextRun = ? OR NextRun IS NULL))" for _ in chunk)
+            params: list[Any] = [v for sid, _, nxt in chunk for v in (sid, nxt)]
+            params += [v for sid, t, _ in chunk for v in (sid, t)]
+            moved += self.db.write(f"UPDATE {SCHEDULE_TABLE} SET NextRun = CASE ID {cases} "
+                                   f"ELSE NextRun END WHERE {where}", params)
+        return moved
+
+    def move_watermark(self, schedule_id: int, seen: float, to: float) -> bool:
+        """Compare-and-set: ``NextRun`` from ``seen`` to ``to``; True for the one caller
+        whose update landed (it reports what lies between)."""
+        self.ensure_schema()
+        return self.db.write(f"UPDATE {SCHEDULE_TABLE} SET NextRun = ? WHERE ID = ? AND "
+                             "NextRun = ?", (to, schedule_id, seen)) > 0
+
+    def set_next_run(self, schedule_id: int, next_run: float) -> None:
+        """Set ``NextRun`` outright (tools and tests; the scheduler compares and sets)."""
+        self.ensure_schema()
+        self.db.write(f"UPDATE {SCHEDULE_TABLE} SET NextRun = ? WHERE ID = ?",
+                      (next_run, schedule_id))
 
     # -- claims ---------------------------------------------------------------------
 
     def claim(self, schedule_id: int, occurrence: str, node: str) -> bool:
         """Take ``occurrence`` for ``node``; False when another node (or this one) has it."""
-        self.ensure_schema()
-        try:
-            self.db.write(f"INSERT INTO {CLAIM_TABLE} (ScheduleID, Occurrence, Node, ClaimedAt) "
-                          "VALUES (?, ?, ?, ?)", (schedule_id, occurrence, node, self.clock()))
-        except Conflict:
-            return False
-        return True
+        return bool(self.claim_many([(schedule_id, occurrence)], node))
 
     def claim_many(self, items: Sequence[tuple[int, str]], node: str) -> set[tuple[int, str]]:
         """Claim several ``(schedule id, occurrence)`` at once; the ones this node got.
-        One transaction when none is taken yet (one commit for all); if any is, it is
-        rolled back and each is claimed on its own, so the unique key still decides."""
-        if len(items) == 1:
-            return set(items) if self.claim(items[0][0], items[0][1], node) else set()
+        One statement per 200 (its own commit): the rows it added are the claims won."""
         self.ensure_schema()
+        now = self.clock()
+        ordered = sorted(set(items))   # one order on every node: no lock cycles
+        if self.db.dialect.name not in _RETURNING:
+            return {item for item in ordered if self._claim_alone(item, node, now)}
+        won: set[tuple[int, str]] = set()
+        for chunk in _chunks(ordered):
+            sql = self.db.dialect.insert_ignore(f"{_CLAIM}{_marks(len(chunk), 4)}")
+            params = [v for sid, occ in chunk for v in (sid, occ, node, now)]
+            rows = self.db.read(f"{sql} RETURNING ScheduleID, Occurrence", params)
+            won |= {(int(sid), str(occ)) for sid, occ in rows}
+        return won
+
+    def _claim_alone(self, item: tuple[int, str], node: str, now: float) -> bool:
+        # SQL Server has no statement form of insert-ignore (see Dialect.insert_ignore).
         try:
-            with self.db.transaction() as tx:
-                now = self.clock()
-                # One order on every node: two nodes inserting the same keys in
-                # different orders would deadlock on PostgreSQL and MariaDB.
-                for schedule_id, occurrence in sorted(items):
-                    tx.write(f"INSERT INTO {CLAIM_TABLE} (ScheduleID, Occurrence, Node, "
-                             "ClaimedAt) VALUES (?, ?, ?, ?)",
-                             (schedule_id, occurrence, node, now))
-            return set(items)
+            sql = self.db.dialect.insert_ignore(f"{_CLAIM}(?, ?, ?, ?)")
+            return self.db.write(sql, (item[0], item[1], node, now)) > 0
         except Conflict:
-            return {(sid, occ) for sid, occ in items if self.claim(sid, occ, node)}
+            return False
 
     def claimed_by(self, schedule_id: int, occurrence: str) -> str | None:
         """The node that took ``occurrence``, if any (for tests and diagnostics)."""
@@ -210,6 +308,79 @@ class ScheduleStore:
         """Forget claims taken before ``older_than``; how many went."""
         self.ensure_schema()
         return self.db.write(f"DELETE FROM {CLAIM_TABLE} WHERE ClaimedAt < ?", (older_than,))
+
+    # -- runs going on ------------------------------------------------------------------
+
+    def begin_runs(self, runs: Sequence[OpenRun]) -> None:
+        """Note claimed runs as going on (before they start)."""
+        self.ensure_schema()
+        now = self.clock()
+        for chunk in _chunks(list(runs)):
+            params = [v for r in chunk for v in (r.schedule_id, r.occurrence, r.node, r.due,
+                                                 r.attempt, r.reason, r.job_id, now)]
+            self.db.write(self.db.dialect.insert_ignore(
+                f"INSERT INTO {RUN_TABLE} (ScheduleID, Occurrence, Node, DueAt, Attempt, "
+                f"Reason, JobID, StartedAt) VALUES {_marks(len(chunk), 8)}"), params)
+
+    def end_run(self, schedule_id: int, occurrence: str, node: str) -> bool:
+        """The run ended on ``node``: False when another node took it over meanwhile (it
+        found ``node`` dead and reported the run interrupted). Frees the lease too."""
+        self.ensure_schema()
+        self.release_lease(schedule_id, node)
+        return self.db.write(f"DELETE FROM {RUN_TABLE} WHERE ScheduleID = ? AND Occurrence = ? "
+                             "AND Node = ?", (schedule_id, occurrence, node)) > 0
+
+    def open_runs(self, nodes: Iterable[str]) -> list[OpenRun]:
+        """The runs ``nodes`` started and did not end."""
+        self.ensure_schema()
+        names = sorted(set(nodes))
+        found: list[OpenRun] = []
+        for chunk in _chunks(names):
+            for sid, occ, node, due, attempt, reason, job_id in self.db.read(
+                    "SELECT ScheduleID, Occurrence, Node, DueAt, Attempt, Reason, JobID FROM "
+                    f"{RUN_TABLE} WHERE Node IN ({', '.join('?' * len(chunk))}) "
+                    "ORDER BY ScheduleID, Occurrence", list(chunk)):
+                found.append(OpenRun(int(sid), str(occ), str(node), float(due), int(attempt),
+                                     str(reason), str(job_id)))
+        return found
+
+    def take_over(self, run: OpenRun) -> bool:
+        """Take a dead node's run to report it: True for the one node whose DELETE landed.
+        The dead node's lease on the schedule goes too."""
+        return self.end_run(run.schedule_id, run.occurrence, run.node)
+
+    # -- leases ---------------------------------------------------------------------
+
+    def take_lease(self, schedule_id: int, node: str, until: float) -> bool:
+        """Hold ``schedule_id`` for ``node`` until ``until``: True unless another node
+        holds an unexpired lease on it."""
+        self.ensure_schema()
+        now = self.clock()
+        if self.db.write(self.db.dialect.insert_ignore(
+                f"INSERT INTO {LEASE_TABLE} (ScheduleID, Node, Until) VALUES (?, ?, ?)"),
+                (schedule_id, node, until)) > 0:
+            return True
+        return self.db.write(f"UPDATE {LEASE_TABLE} SET Node = ?, Until = ? WHERE "
+                             "ScheduleID = ? AND (Until < ? OR Node = ?)",
+                             (node, until, schedule_id, now, node)) > 0
+
+    def renew_lease(self, schedule_id: int, node: str, until: float) -> bool:
+        """False when the lease is no longer ``node``'s (it expired and was taken)."""
+        self.ensure_schema()
+        return self.db.write(f"UPDATE {LEASE_TABLE} SET Until = ? WHERE ScheduleID = ? AND "
+                             "Node = ?", (until, schedule_id, node)) > 0
+
+    def release_lease(self, schedule_id: int, node: str) -> None:
+        self.ensure_schema()
+        self.db.write(f"DELETE FROM {LEASE_TABLE} WHERE ScheduleID = ? AND Node = ?",
+                      (schedule_id, node))
+
+    def lease_holder(self, schedule_id: int) -> str | None:
+        """The node holding ``schedule_id``'s lease, expired or not (for tests)."""
+        self.ensure_schema()
+        row = self.db.read_one(f"SELECT Node FROM {LEASE_TABLE} WHERE ScheduleID = ?",
+                               (schedule_id,))
+        return None if row is None else str(row[0])
 
 
 def _schedule_tables(d: Dialect) -> list[str]:
@@ -237,4 +408,17 @@ def _schedule_tables(d: Dialect) -> list[str]:
             ClaimedAt {real} NOT NULL,
             PRIMARY KEY (ScheduleID, Occurrence)"""),
         d.create_index(f"{CLAIM_TABLE}_At", CLAIM_TABLE, "ClaimedAt"),
+        d.create_table(RUN_TABLE, """ScheduleID {bigint} NOT NULL,
+            Occurrence {varchar}(64) NOT NULL,
+            Node {varchar}(100) NOT NULL,
+            DueAt {real} NOT NULL,
+            Attempt INTEGER NOT NULL,
+            Reason {varchar}(16) NOT NULL,
+            JobID {varchar}(64) NOT NULL,
+            StartedAt {real} NOT NULL,
+            PRIMARY KEY (ScheduleID, Occurrence)"""),
+        d.create_index(f"{RUN_TABLE}_Node", RUN_TABLE, "Node"),
+        d.create_table(LEASE_TABLE, """ScheduleID {bigint} NOT NULL PRIMARY KEY,
+            Node {varchar}(100) NOT NULL,
+            Until {real} NOT NULL"""),
     ]

@@ -1,5 +1,6 @@
 """Time for the scheduler: the clock it sleeps on, occurrence keys, retry back-off,
-the plan for occurrences a stopped cluster missed, and what it holds per schedule.
+the plan for occurrences nobody claimed, why they were missed, and what the
+scheduler holds per schedule.
 
 Kept apart from :mod:`hub.schedule.scheduler` because all of it is plain data and
 computation that tests check without a running loop.
@@ -19,19 +20,23 @@ from hub.schedule.cron import CronSchedule, parse_cron
 from hub.schedule.model import Schedule
 
 __all__ = [
+    "DB_DOWN",
     "HUB_DOWN",
-    "MAX_LISTED_MISSED",
+    "MAX_CLAIMED_MISSED",
     "RETRY_CAP_S",
     "RETRY_FIRST_S",
+    "STALLED",
+    "UNCLAIMED",
     "Clock",
     "Due",
     "Entry",
     "Firing",
+    "Missed",
     "MissedPlan",
     "SystemClock",
+    "Timeline",
     "cached_cron",
     "last_before",
-    "missed_summary",
     "occurrence_key",
     "plan_missed",
     "retry_delay",
@@ -40,10 +45,18 @@ __all__ = [
 
 RETRY_FIRST_S = 30.0
 RETRY_CAP_S = 24 * 3600.0
-MAX_LISTED_MISSED = 100       # missed occurrences reported one by one per schedule
-MAX_COUNTED_MISSED = 10_000   # beyond this the summary says "at least"
+# Missed occurrences are claimed one by one up to this many per gap (so a late run of
+# one of them is never also counted missed), then counted up to MAX_COUNTED_MISSED
+# more; beyond that the record says "at least".
+MAX_CLAIMED_MISSED = 10_000
+MAX_COUNTED_MISSED = 100_000
 _TICK = timedelta(milliseconds=1)
-HUB_DOWN = "the hub was not running"
+# Why occurrences went unclaimed, as far as the node that reports them can tell.
+DB_DOWN = "the hub database was unreachable"
+HUB_DOWN = "no hub was running"
+STALLED = "this node was stalled"
+UNCLAIMED = "no running hub took them in time"
+TIMELINE_KEEP = 256           # the troubles a node remembers
 
 
 class Clock(Protocol):
@@ -74,6 +87,7 @@ class Firing:
     occurrence: float
     attempt: int = 0
     reason: str = "scheduled"     # scheduled | catch-up | retry
+    job_id: str = ""              # the run's history id, known before it starts
 
 
 @lru_cache(maxsize=4096)
@@ -126,46 +140,100 @@ def last_before(cron: CronSchedule, cutoff: float) -> float | None:
 
 @dataclass(frozen=True)
 class MissedPlan:
-    """Occurrences in ``[start, cutoff]``: the first ones listed one by one, the rest
-    counted (``more`` > 0 from ``more_from``), and the latest of all."""
+    """Occurrences in ``[start, cutoff]``: the first ones listed (to be claimed one by
+    one), the rest only counted (``more``), and the latest of all."""
 
     listed: tuple[float, ...]
     more: int
-    more_from: float | None
+    more_from: float | None       # the first and last of the ``more``
+    more_last: float | None
     more_capped: bool             # the count stopped at MAX_COUNTED_MISSED
     latest: float | None
     resume: float                 # the first occurrence after cutoff
 
 
-def plan_missed(cron: CronSchedule, start: float, cutoff: float) -> MissedPlan:
+def plan_missed(cron: CronSchedule, start: float, cutoff: float,
+                limit: int = MAX_CLAIMED_MISSED) -> MissedPlan:
     listed: list[float] = []
     t = first_from(cron, start)
-    while t <= cutoff and len(listed) < MAX_LISTED_MISSED:
+    while t <= cutoff and len(listed) < limit:
         listed.append(t)
         t = next_after(cron, t)
     more, more_from, latest = 0, None, (listed[-1] if listed else None)
+    more_last = None
     while t <= cutoff and more < MAX_COUNTED_MISSED:
         more_from = t if more_from is None else more_from
-        more, latest = more + 1, t
+        more, more_last = more + 1, t
         t = next_after(cron, t)
+    latest = more_last if more_last is not None else latest
     capped = t <= cutoff
     if capped:
         latest = last_before(cron, cutoff)
-    return MissedPlan(tuple(listed), more, more_from, capped, latest,
+    return MissedPlan(tuple(listed), more, more_from, more_last, capped, latest,
                       next_after(cron, cutoff))
 
 
-def missed_summary(plan: MissedPlan, latest: float | None) -> list[tuple[float, str, str]]:
-    """The one missed record for the occurrences beyond those listed one by one (less
-    the one run instead, when it is among them); its claim key ends in ``#missed``."""
-    count = plan.more - (1 if latest is not None and latest not in plan.listed
-                         and not plan.more_capped else 0)
-    if count <= 0 or plan.more_from is None:
-        return []
-    first = occurrence_key(plan.more_from)
-    words = f"{'at least ' if plan.more_capped else ''}{count}"
-    return [(plan.more_from, f"{first}#missed",
-             f"{HUB_DOWN} ({words} occurrences from {first} on, reported together)")]
+@dataclass(frozen=True)
+class Missed:
+    """Occurrences of one schedule that did not run, reported as one record."""
+
+    first: float
+    last: float
+    count: int
+    reason: str
+    capped: bool = False          # there were more than ``count``
+
+    @property
+    def message(self) -> str:
+        if self.count == 1 and not self.capped:
+            return self.reason
+        words = f"{'at least ' if self.capped else ''}{self.count}"
+        return (f"{self.reason} ({words} occurrences from {occurrence_key(self.first)} to "
+                f"{occurrence_key(self.last)}, reported together)")
+
+
+class Timeline:
+    """What one node saw of its own troubles (the hub database failing its calls, its
+    loop waking late), so the node that reports a gap can say why it was missed. A
+    gap from before the node started was missed with no hub running, as far as this
+    node knows (a node that was up and knows better is given time to report first)."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.outages: list[tuple[float, float]] = []
+        self.stalls: list[tuple[float, float]] = []
+        self._last_ok = started
+        self._down_since: float | None = None
+
+    def store_ok(self, now: float) -> None:
+        if self._down_since is not None:
+            self._keep(self.outages, (self._down_since, now))
+            self._down_since = None
+        self._last_ok = now
+
+    def store_failed(self) -> None:
+        # The outage began after the last call that worked, not at the first that failed.
+        if self._down_since is None:
+            self._down_since = self._last_ok
+
+    def stalled(self, since: float, until: float) -> None:
+        self._keep(self.stalls, (since, until))
+
+    @staticmethod
+    def _keep(spans: list[tuple[float, float]], span: tuple[float, float]) -> None:
+        spans.append(span)
+        del spans[:-TIMELINE_KEEP]
+
+    def reason(self, first: float, last: float) -> str:
+        if first < self.started:
+            return HUB_DOWN
+        outages = [*self.outages, *([(self._down_since, math.inf)]
+                                    if self._down_since is not None else [])]
+        if any(lo <= last and first <= hi for lo, hi in outages):
+            return DB_DOWN
+        if any(lo <= last and first <= hi for lo, hi in self.stalls):
+            return STALLED
+        return UNCLAIMED
 
 
 @dataclass(frozen=True)

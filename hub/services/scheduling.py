@@ -3,9 +3,11 @@
 A firing runs the job as the scheduler (``request.method`` is ``SCHEDULE``,
 ``request.caller.kind`` is ``schedule``) with the schedule's stored parameters, and is
 recorded in history with the schedule's id and name (a retry says which attempt it
-is in the name). An occurrence that did not run is recorded as ``missed`` with the
-reason. The claim that makes each occurrence fire once per cluster is the
-Scheduler's business (:mod:`hub.schedule.scheduler`).
+is in the name). Occurrences that did not run are recorded as ONE ``missed`` record
+per gap, with the reason and how many; a run whose node stopped beating as
+``interrupted``, under the history id the run itself has. The claim that makes each
+occurrence fire once per cluster is the Scheduler's business
+(:mod:`hub.schedule.scheduler`).
 """
 
 from __future__ import annotations
@@ -19,19 +21,20 @@ import time
 from typing import Any
 
 from hub.auth import SCHEDULER
+from hub.cluster.nodes import NodeRegistry
 from hub.engine.engine import new_ref
 from hub.history.record import RunRecord
 from hub.schedule.cron import parse_cron
 from hub.schedule.model import Schedule, stored_params
-from hub.schedule.scheduler import Scheduler
+from hub.schedule.scheduler import LEASE_S, NodeLiveness, Scheduler
 from hub.schedule.store import ScheduleStore
-from hub.schedule.timing import Firing
+from hub.schedule.timing import Firing, Missed
 from hub.services.history import History, record_caller
 from hub.services.runs import JobRunner, new_job_id
 from hub.store.hubdb import iso_of
 from shared.errors import WebJobsError
 
-__all__ = ["Scheduling", "describe_schedule"]
+__all__ = ["RegistryLiveness", "Scheduling", "describe_schedule"]
 
 log = logging.getLogger("webhub.schedule")
 PREVIEW_TIMES = 5
@@ -84,16 +87,33 @@ def preview(cron: str, timezone: str) -> dict[str, Any]:
             "next": [iso_of(t.timestamp()) for t in times]}
 
 
+class RegistryLiveness:
+    """The cluster's heartbeats (:class:`~hub.cluster.nodes.NodeRegistry`) as the
+    scheduler asks them: the names of the nodes that stopped beating."""
+
+    def __init__(self, registry: NodeRegistry) -> None:
+        self.registry = registry
+
+    def dead_nodes(self) -> set[str]:
+        return {entry.node for entry in self.registry.dead_nodes()}
+
+
 class Scheduling:
-    """The hub's scheduler: fires schedules through the job runner, records misses."""
+    """The hub's scheduler: fires schedules through the job runner, records misses.
+    ``liveness`` (the cluster's node heartbeats) lets it report the runs of nodes that
+    died; ``lease_s`` is how long an ``overlap: skip`` run holds its schedule between
+    renewals (the node timeout is a good value)."""
 
     def __init__(self, store: ScheduleStore, runner: JobRunner, history: History,
-                 node: str) -> None:
+                 node: str, *, liveness: NodeLiveness | None = None,
+                 lease_s: float = LEASE_S) -> None:
         self.store = store
         self.runner = runner
         self.history = history
         self.node = node
-        self.scheduler = Scheduler(store, self.fire, self.missed, node)
+        self.scheduler = Scheduler(store, self.fire, self.missed, node, liveness=liveness,
+                                   interrupted=self.interrupted, new_id=new_job_id,
+                                   lease_s=lease_s)
 
     async def fire(self, schedule: Schedule, firing: Firing) -> str:
         name = schedule.name
@@ -108,7 +128,8 @@ class Scheduling:
             job, caller=SCHEDULER, params=schedule_params(schedule),
             request={"method": "SCHEDULE", "url": "", "path": "", "query": {},
                      "headers": {}, "ip": ""},
-            origin="schedule", schedule=(str(schedule.id), name))
+            origin="schedule", schedule=(str(schedule.id), name),
+            job_id=firing.job_id or None)
         return "success" if result.ok else "failed"
 
     def _not_run(self, schedule: Schedule, name: str, exc: WebJobsError) -> None:
@@ -118,19 +139,41 @@ class Scheduling:
             outcome="failed", code=exc.code, message=exc.message, ended=now, runtime_ms=0,
             http_status=exc.http_status))
 
-    def missed(self, schedule: Schedule, when: float, reason: str) -> None:
-        self.history.recorder.record(self._record(schedule, schedule.name, when).finished(
-            outcome="missed", message=reason))
-        log.info("[WebJob:%s] schedule %d (%s) missed its %s occurrence: %s",
-                 schedule.job_name, schedule.id, schedule.name, iso_of(when), reason)
+    def missed(self, schedule: Schedule, missed: Missed) -> None:
+        self.history.recorder.record(self._record(schedule, schedule.name, missed.first)
+                                     .finished(outcome="missed", message=missed.message))
+        log.info("[WebJob:%s] schedule %d (%s) missed its %s occurrence%s: %s",
+                 schedule.job_name, schedule.id, schedule.name, iso_of(missed.first),
+                 "" if missed.count == 1 else f" and {missed.count - 1} more",
+                 missed.reason)
 
-    def _record(self, schedule: Schedule, name: str, started: float) -> RunRecord:
+    def interrupted(self, schedule: Schedule, firing: Firing, node: str) -> None:
+        """A run of ``node`` that stopped beating while it went on."""
+        name = schedule.name
+        if firing.attempt:
+            name = f"{name} (retry {firing.attempt} of {schedule.max_retries})"
+        record = self._record(schedule, name, firing.occurrence, node=node,
+                              job_id=firing.job_id or None)
+        self.history.recorder.record(record.finished(
+            outcome="interrupted", code="SYS-500", ended=time.time(),
+            message=f"node {node} stopped (its heartbeat ended) before the run ended"))
+        log.info("[WebJob:%s] schedule %d (%s): the run of its %s occurrence on node %s "
+                 "was interrupted (the node stopped beating)", schedule.job_name,
+                 schedule.id, schedule.name, iso_of(firing.occurrence), node)
+
+    def _record(self, schedule: Schedule, name: str, started: float, *,
+                node: str | None = None, job_id: str | None = None) -> RunRecord:
         return RunRecord(
-            job_id=new_job_id(), job_name=schedule.job_name, source="schedule",
+            job_id=job_id or new_job_id(), job_name=schedule.job_name, source="schedule",
             caller=record_caller(SCHEDULER),
-            started=started, node=self.node, ref=new_ref(), method="SCHEDULE",
+            started=started, node=node or self.node, ref=new_ref(), method="SCHEDULE",
             params=schedule_params(schedule), schedule_id=str(schedule.id),
             schedule_name=name)
+
+    async def changed(self, schedule_id: int) -> None:
+        """A schedule was saved or deleted on this node: read it again at once (other
+        nodes hear of it by notification, or their poll)."""
+        await self.scheduler.reload_one(schedule_id)
 
     async def reload(self) -> int:
         return await self.scheduler.reload()
@@ -145,7 +188,7 @@ class Scheduling:
         outcome = await self.fire(schedule, Firing(started, 0, "manual"))
         # The job has run: a store that fails now is logged, not the owner's failure.
         await self.scheduler.call_store("record", self.store.record_fire, schedule.id, started,
-                                        None, outcome)
+                                        outcome)
         return outcome
 
     async def start(self) -> None:

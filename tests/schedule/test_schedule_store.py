@@ -12,7 +12,7 @@ import pytest
 
 from hub.schedule.cron import CronError
 from hub.schedule.model import Schedule, ScheduleInput, check_schedule_input
-from hub.schedule.store import CLAIM_TABLE, ScheduleStore
+from hub.schedule.store import CLAIM_TABLE, OpenRun, ScheduleStore
 from shared.errors import BadJobName, BadRequest, NotFound
 from tests.servers import HUB_BACKENDS, database_nodes
 
@@ -62,11 +62,11 @@ def test_update_and_delete(store: ScheduleStore) -> None:
     changed = store.update(made.id, inp)
     assert (changed.max_retries, changed.overlap, changed.cron) == (3, "allow", "0 2 * * *")
     assert changed.next_run == made.next_run   # same timing: NextRun kept
-    store.record_fire(made.id, NOW - 60, NOW + 2 * 86400, "failed")
+    store.record_fire(made.id, NOW - 60, "failed")
     store.set_retry(made.id, NOW + 30, 1)
     got = store.get(made.id)
     assert got is not None
-    assert (got.last_run, got.next_run, got.last_status) == (NOW - 60, NOW + 2 * 86400,
+    assert (got.last_run, got.next_run, got.last_status) == (NOW - 60, made.next_run,
                                                             "failed")
     assert (got.retry_at, got.retry_attempt) == (NOW + 30, 1)
     off = store.update(made.id, check_schedule_input({"enabled": False}, "UTC", existing=got))
@@ -80,16 +80,54 @@ def test_update_and_delete(store: ScheduleStore) -> None:
     assert store.db.read(f"SELECT COUNT(*) FROM {CLAIM_TABLE}")[0][0] == 0
 
 
-def test_next_run_only_moves_forward_and_resets_on_retime(store: ScheduleStore) -> None:
+def test_the_watermark_moves_by_compare_and_set(store: ScheduleStore) -> None:
     made = store.create(sample(cron="* * * * *"))
-    store.record_fire(made.id, NOW, NOW + 600, "success")
-    store.record_fire(made.id, NOW - 60, NOW + 60, "failed")   # a slow older run ending
-    store.set_next_run(made.id, NOW + 120)
+    other = store.create(sample(cron="* * * * *"))
+    first = made.next_run
+    assert first == NOW + 60
+    # Moved only from where it is: a claim of a later occurrence leaves a gap behind.
+    assert store.advance([(made.id, first + 60, first + 120)]) == 0
+    assert store.advance([(made.id, first, first + 60), (other.id, first, first + 60)]) == 2
+    assert store.move_watermark(made.id, first + 60, first + 600)
+    assert not store.move_watermark(made.id, first + 60, first + 700)   # lost the race
+    assert store.behind(first + 599) == [(other.id, first + 60)]
     got = store.get(made.id)
-    assert got is not None and got.next_run == NOW + 600 and got.last_status == "failed"
+    assert got is not None and got.next_run == first + 600
     retimed = store.update(made.id, check_schedule_input({"cron": "*/5 * * * *"}, "UTC",
                                                          existing=got))
     assert retimed.next_run == NOW + 300   # the first occurrence from now, afresh
+    store.db.write("UPDATE IQXNetWebJobSchedule SET NextRun = NULL WHERE ID = ?", (made.id,))
+    assert store.advance([(made.id, NOW + 300, NOW + 600)]) == 1   # unset: taken as here
+
+
+def test_runs_going_on_are_taken_over_once(make_store: MakeStore) -> None:
+    a, b = make_store(), make_store()
+    sid = a.create(sample()).id
+    run = OpenRun(sid, "2026-11-29T10:00:00Z", "node-a", NOW, 0, "scheduled", "job_1")
+    a.begin_runs([run, replace(run, occurrence="2026-11-29T10:01:00Z", job_id="job_2")])
+    assert [r.job_id for r in b.open_runs({"node-a", "node-c"})] == ["job_1", "job_2"]
+    assert b.open_runs({"node-b"}) == []
+    assert b.take_over(run)
+    assert not a.take_over(run)
+    assert not a.end_run(sid, run.occurrence, "node-a")       # taken over meanwhile
+    assert a.end_run(sid, "2026-11-29T10:01:00Z", "node-a")
+    assert b.open_runs({"node-a"}) == []
+
+
+def test_a_lease_is_held_until_it_expires(make_store: MakeStore) -> None:
+    a, b = make_store(), make_store()
+    sid = a.create(sample()).id
+    assert a.take_lease(sid, "node-a", NOW + 30)
+    assert not b.take_lease(sid, "node-b", NOW + 30)
+    assert a.take_lease(sid, "node-a", NOW + 40)               # its own, again
+    assert a.renew_lease(sid, "node-a", NOW + 60)
+    b.clock = lambda: NOW + 61
+    assert b.take_lease(sid, "node-b", NOW + 91)               # expired: taken
+    assert not a.renew_lease(sid, "node-a", NOW + 90)
+    a.release_lease(sid, "node-a")                             # not its own: stays
+    assert b.lease_holder(sid) == "node-b"
+    b.release_lease(sid, "node-b")
+    assert a.lease_holder(sid) is None and a.take_lease(sid, "node-a", NOW + 30)
 
 
 def test_claims_are_unique_per_occurrence(make_store: MakeStore) -> None:

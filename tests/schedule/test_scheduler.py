@@ -1,153 +1,32 @@
 """The scheduler on a fake clock: when it fires, what stops it, overlap, retries,
-missed occurrences, bad rows, and three nodes sharing one PostgreSQL database."""
+missed occurrences, bad rows, and three nodes sharing one PostgreSQL database.
+(Faults across nodes: tests/schedule/test_scheduler_faults.py.)"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from hub.schedule.model import Schedule, check_schedule_input
-from hub.schedule.scheduler import HUB_DOWN, OVERLAPPED, Firing, Scheduler, SystemClock
+from hub.schedule.model import Schedule
+from hub.schedule.scheduler import (
+    DB_DOWN,
+    HUB_DOWN,
+    OVERLAPPED,
+    Firing,
+    Missed,
+    Scheduler,
+    SystemClock,
+)
 from hub.schedule.store import SCHEDULE_TABLE, ScheduleStore
 from hub.schedule.timing import RETRY_CAP_S, retry_delay
 from hub.store.hubdb import HubDatabase, open_hub_database
 from shared.errors import StoreUnavailable
+from tests.schedule.world import T0, FakeClock, World, run
 from tests.servers import fresh_database
-
-T0 = 1_795_046_400.0        # 2026-11-19T00:00:00Z
-
-
-class FakeClock:
-    """Time moves only when the test says. Knows who sleeps until when, and waits for
-    the sleepers it woke to actually resume, so a test can tell when all is quiet."""
-
-    def __init__(self, t: float) -> None:
-        self.t = t
-        self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
-        self._waking = 0
-        self._changed = asyncio.Event()
-
-    def now(self) -> float:
-        return self.t
-
-    async def sleep_until(self, t: float) -> None:
-        if t <= self.t:
-            return
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._sleepers.append((t, fut))
-        try:
-            await fut
-        finally:
-            if (t, fut) in self._sleepers:      # cancelled before its time came
-                self._sleepers.remove((t, fut))
-            else:
-                self._waking -= 1
-                self._changed.set()
-                self._changed = asyncio.Event()
-
-    def next_deadline(self) -> float | None:
-        return min((t for t, _ in self._sleepers), default=None)
-
-    def set(self, t: float) -> None:
-        self.t = t
-        due = [(d, f) for d, f in self._sleepers if d <= t]
-        for item in due:
-            if item[1].done():                   # its task is being cancelled
-                continue
-            self._sleepers.remove(item)
-            item[1].set_result(None)
-            self._waking += 1
-
-    async def settled(self) -> None:
-        while self._waking:
-            await self._changed.wait()
-
-
-class Jobs:
-    """The fire and missed callbacks, recording what they were asked."""
-
-    def __init__(self, clock: FakeClock) -> None:
-        self.clock = clock
-        self.fired: list[tuple[int, float, int, str]] = []
-        self.missed: list[tuple[int, float, str]] = []
-        self.outcomes: dict[int, str] = {}
-        self.durations: dict[int, float] = {}
-        self.broken: set[int] = set()
-
-    async def fire(self, schedule: Schedule, firing: Firing) -> str:
-        if schedule.id in self.broken:
-            raise RuntimeError("the job runner would not start")
-        self.fired.append((schedule.id, firing.occurrence, firing.attempt, firing.reason))
-        if schedule.id in self.durations:
-            await self.clock.sleep_until(self.clock.now() + self.durations[schedule.id])
-        return self.outcomes.get(schedule.id, "success")
-
-    def record_missed(self, schedule: Schedule, t: float, reason: str) -> None:
-        self.missed.append((schedule.id, t, reason))
-
-    def times(self, sid: int) -> list[float]:
-        return [t - T0 for s, t, _, _ in self.fired if s == sid]
-
-
-class World:
-    def __init__(self, store: ScheduleStore, clock: FakeClock) -> None:
-        self.store = store
-        self.clock = clock
-        self.jobs = Jobs(clock)
-        self.nodes: list[Scheduler] = []
-
-    def node(self, name: str = "n1", store: ScheduleStore | None = None) -> Scheduler:
-        node = Scheduler(store or self.store, self.jobs.fire, self.jobs.record_missed, name,
-                         self.clock, refresh_s=5.0, drain_s=0.0)
-        self.nodes.append(node)
-        return node
-
-    def add(self, cron: str, **fields: Any) -> int:
-        body = {"name": "s", "cron": cron, "jobName": "job", "enabled": True, **fields}
-        return self.store.create(check_schedule_input(body, "UTC")).id
-
-    def edit(self, sid: int, **fields: Any) -> None:
-        old = self.store.get(sid)
-        assert old is not None
-        self.store.update(sid, check_schedule_input(fields, "UTC", existing=old))
-
-    async def settle(self) -> None:
-        await self.clock.settled()
-        for node in self.nodes:
-            await node.wait_idle()
-
-    async def run_until(self, offset: float) -> None:
-        """Advance the clock to T0 + offset, stopping at every instant someone waits for."""
-        target = T0 + offset
-        while True:
-            await self.settle()
-            deadline = self.clock.next_deadline()
-            if deadline is None or deadline > target:
-                self.clock.set(target)
-                await self.settle()
-                return
-            self.clock.set(deadline)
-
-
-def run(tmp_path: Path, body: Callable[[World], Awaitable[None]], start: float = T0,
-        kind: str = "sqlite") -> None:
-    async def main(url: str) -> None:
-        clock = FakeClock(start)
-        world = World(ScheduleStore(open_hub_database(url), clock=clock.now), clock)
-        try:
-            await body(world)
-        finally:
-            for node in world.nodes:
-                await node.stop()
-            world.store.db.close()
-
-    with fresh_database(kind, tmp_path) as url:
-        asyncio.run(main(url))
 
 
 def test_fires_at_the_right_times(tmp_path: Path) -> None:
@@ -212,7 +91,8 @@ def test_stop_lets_running_jobs_finish_then_cancels(tmp_path: Path) -> None:
             await release.wait()
             return "success"
 
-        patient = Scheduler(w.store, fire, w.jobs.record_missed, "a", w.clock, drain_s=30.0)
+        patient = Scheduler(w.store, fire, w.jobs.record_missed, "a", w.clock, drain_s=30.0,
+                            refresh_s=5.0)
         await patient.start()
         w.clock.set(T0 + 1)
         await started.wait()
@@ -225,13 +105,17 @@ def test_stop_lets_running_jobs_finish_then_cancels(tmp_path: Path) -> None:
 
         started.clear()
         release.clear()
-        hasty = Scheduler(w.store, fire, w.jobs.record_missed, "b", w.clock, drain_s=0.0)
+        hasty = Scheduler(w.store, fire, w.jobs.record_missed, "b", w.clock, drain_s=0.0,
+                          refresh_s=5.0, interrupted=w.jobs.record_interrupted)
         await hasty.start()
         w.clock.set(T0 + 2)
         await started.wait()
         await hasty.stop()                                # the job is cancelled
         row = w.store.get(sid)
-        assert row is not None and row.last_run == T0 + 1   # its outcome is not recorded
+        # Its outcome is not known: the run is interrupted, under the id it ran with.
+        assert row is not None and (row.last_run, row.last_status) == (T0 + 2, "interrupted")
+        ((gone, firing, node),) = w.jobs.interrupted
+        assert (gone, firing.occurrence, node) == (sid, T0 + 2, "b") and firing.job_id
         assert not hasty.status()[0]["running"]
 
     run(tmp_path, body)
@@ -245,7 +129,7 @@ def test_overlap_skip_reports_missed_and_allow_runs_alongside(tmp_path: Path) ->
         await w.node().start()
         await w.run_until(45)
         assert w.jobs.times(skip) == [10, 40]
-        assert w.jobs.missed == [(skip, T0 + 20, OVERLAPPED), (skip, T0 + 30, OVERLAPPED)]
+        assert w.jobs.missed_of(skip) == [(20, 20, 1, OVERLAPPED), (30, 30, 1, OVERLAPPED)]
         assert w.jobs.times(allow) == [10, 20, 30, 40]
 
     run(tmp_path, body)
@@ -307,30 +191,37 @@ def test_missed_while_the_hub_was_down(tmp_path: Path, mode: str) -> None:
         a, b = w.node("a"), w.node("b")                 # two nodes start together
         await asyncio.gather(a.start(), b.start())
         await w.run_until(665)
-        missed = [t - T0 for s, t, r in sorted(w.jobs.missed) if s == sid and r == HUB_DOWN]
         if mode == "skip":
-            assert missed == [60 * k for k in range(1, 11)]
+            # One record for the gap, by one node: 60 ... 600, ten occurrences.
+            assert w.jobs.missed_of(sid) == [(60, 600, 10, HUB_DOWN)]
             assert w.jobs.times(sid) == [660]
         else:
-            assert missed == [60 * k for k in range(1, 10)]
+            assert w.jobs.missed_of(sid) == [(60, 540, 9, HUB_DOWN)]
             assert [(t - T0, r) for _, t, _, r in w.jobs.fired] == [
                 (600, "catch-up"), (660, "scheduled")]
         row = w.store.get(sid)
         assert row is not None and row.next_run == T0 + 720
+        message = w.jobs.missed[0][1].message
+        assert message.startswith(HUB_DOWN) and "occurrences from 2026-11-19T00:01:00Z" in (
+            message)
 
     run(tmp_path, body, start=T0 + 1)
 
 
-def test_a_long_downtime_is_summarised(tmp_path: Path) -> None:
+def test_a_long_downtime_is_one_record(tmp_path: Path) -> None:
     async def body(w: World) -> None:
         sid = w.add("* * * * * *")                      # NextRun: T0 + 1
-        w.clock.set(T0 + 310)                           # grace 10 s: cutoff T0 + 300
+        w.clock.set(T0 + 20_310)
         await w.node().start()
-        await w.settle()
-        assert len(w.jobs.missed) == 101
-        assert [t - T0 for _, t, _ in w.jobs.missed[:100]] == list(range(1, 101))
-        assert w.jobs.missed[100][:2] == (sid, T0 + 101)
-        assert "200 occurrences" in w.jobs.missed[100][2]
+        # From before its start: accounted 10 s after it (time for nodes that were up
+        # and know better), up to the grace (5 s) before then.
+        await w.run_until(20_330)
+        (missed,) = w.jobs.missed
+        assert missed == (sid, Missed(T0 + 1, T0 + 20_315, 20_315, HUB_DOWN))
+        # The first 10,000 are claimed one by one, the rest counted.
+        assert w.store.claimed_by(sid, "2026-11-19T00:00:01Z") == "n1"
+        assert w.store.claimed_by(sid, "2026-11-19T02:46:40Z") == "n1"      # 10,000th
+        assert w.store.claimed_by(sid, "2026-11-19T02:46:41Z") is None
 
     run(tmp_path, body)
 
@@ -371,8 +262,10 @@ def test_an_unreachable_claim_does_not_fire(tmp_path: Path,
     async def body(w: World) -> None:
         one, two = w.add("* * * * * *"), w.add("* * * * * *")
         await w.node(store=FlakyStore(w.store, (T0 + 2, T0 + 3))).start()
-        await w.run_until(5)
-        assert w.jobs.times(one) == w.jobs.times(two) == [1, 4, 5]
+        await w.run_until(12)
+        assert w.jobs.times(one) == w.jobs.times(two) == [1, 4, *range(5, 13)]
+        # Once the grace has passed, the two are one missed record each.
+        assert w.jobs.missed_of(one) == w.jobs.missed_of(two) == [(2, 3, 2, DB_DOWN)]
 
     run(tmp_path, body)
     warned = [r for r in caplog.records if r.levelname == "WARNING"]
