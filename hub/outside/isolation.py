@@ -28,6 +28,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from hub.dburl import parse_database_url
 from hub.outside.own_servers import odbc_fields, odbc_host
@@ -81,11 +82,16 @@ def _host_and_port(value: str, port: str, engine: str) -> tuple[str, str]:
 def _place(url: str) -> Path | _Server | None:
     """A SQLite file, a server's database, or None for a URL that cannot be read."""
     try:
-        parsed = parse_database_url(url, "WEBJOB_DB")
+        parsed = parse_database_url(url, "WEBJOB_DB", native_postgresql=True)
     except Exception:  # the hub reports bad URLs where it opens them
         return None
     if parsed.kind == "sqlite":
         return Path(parsed.target)
+    if parsed.kind == "postgresql":  # the hub's own psycopg URL
+        parts = urlsplit(parsed.target)
+        user = unquote(parts.username or "").lower()
+        host, port = _host_and_port(parts.hostname or "", str(parts.port or ""), "postgresql")
+        return _Server("postgresql", host, port, unquote(parts.path[1:]).lower() or user, user)
     fields = dict(odbc_fields(parsed.target))
     engine = _engine(fields.get("driver", ""), fields.get("dsn", ""))
     database = _first(fields, _DATABASE_KEYS)

@@ -292,6 +292,7 @@ def _reaching(home: Path) -> list[dict[str, str]]:
          "WEBJOB_DB": f"odbc:{PG_ODBC.replace(';DATABASE=test', '')}"},
         {"WEBHUB_DB": f"odbc:{MARIA_ODBC.replace('DATABASE=test', 'DATABASE=hub')}",
          "WEBJOB_DB": f"odbc:{MARIA_ODBC}", "WEBJOB_HISTORY_STORE": "sql"},
+        {"WEBHUB_DB": "postgresql://postgres:pw@localhost/test", "WEBJOB_DB": f"odbc:{PG_ODBC}"},
     ]
 
 
@@ -305,6 +306,7 @@ def _apart(home: Path, other: Path) -> list[dict[str, str]]:
         {"WEBHUB_DB": f"odbc:{PG_ODBC}", "WEBJOB_DB": f"odbc:{PG_ODBC.replace('5432', '5433')}"},
         {"WEBHUB_DB": f"odbc:{MARIA_ODBC.replace('DATABASE=test', 'DATABASE=hub')}",
          "WEBJOB_DB": f"odbc:{MARIA_ODBC.replace('UID=root', 'UID=jobs')}"},
+        {"WEBHUB_DB": "postgres://postgres@127.0.0.1:5432/hub", "WEBJOB_DB": f"odbc:{PG_ODBC}"},
     ]
 
 

@@ -12,26 +12,20 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pyodbc
 import pytest
 
 from tests.hub.conftest import AUTH, HubProcess, assert_clean_log, launch_hub
 from tests.hub.test_history_api import eventually
-from tests.servers import fresh_database
+from tests.servers import fresh_database, query
 
 PHASE_S = 10
 JOBS = {"beat": "/*\nAccess: user\n*/\nreturn 1"}
 
 
 def _scheduled_starts(url: str, schedule_id: int) -> list[float]:
-    conn = pyodbc.connect(url.removeprefix("odbc:"), autocommit=True, timeout=10)
-    try:
-        rows = conn.cursor().execute(
-            "SELECT started FROM webjob_runs WHERE schedule_id = ? AND outcome <> 'missed'",
-            str(schedule_id)).fetchall()
-        return sorted(float(r[0]) for r in rows)
-    finally:
-        conn.close()
+    rows = query(url, "SELECT started FROM webjob_runs WHERE schedule_id = ? "
+                      "AND outcome <> 'missed'", [str(schedule_id)])
+    return sorted(float(r[0]) for r in rows)
 
 
 def _count_between(starts: list[float], low: float, high: float) -> list[int]:

@@ -12,7 +12,7 @@ from shared.errors import InternalError, StoreUnavailable
 from tests.servers import database_nodes
 
 
-@pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
+@pytest.mark.parametrize("kind", ["postgresql", "postgresql-odbc", "mariadb"])
 def test_a_value_out_of_range_is_not_an_outage(kind: str, tmp_path: Path) -> None:
     with database_nodes(kind, tmp_path) as node:
         db = node()
