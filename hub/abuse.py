@@ -172,6 +172,11 @@ class RateLimiter:
             hits.append(now)
             self._hits.move_to_end(key)
 
+    async def admit(self, key: str) -> None:
+        """:meth:`hit`, as the routes call every limit (a cluster's shared limit,
+        :mod:`hub.limiting`, awaits its store; this one never waits)."""
+        self.hit(key)
+
     def _new_key(self, key: str) -> deque[float]:
         while len(self._hits) >= self._max_keys:
             self._hits.popitem(last=False)
@@ -370,6 +375,21 @@ class SignInThrottle:
         with self._lock:
             for table, key in zip(self._tables, attempt.keys, strict=True):
                 table.withdraw(key, attempt.at, attempt.serial)
+
+    # The routes' calls, shared with the cluster-wide throttle of hub.limiting (which
+    # awaits its store; these never wait).
+
+    async def begin(self, name: str, address: str) -> SignInAttempt:
+        """:meth:`attempt`."""
+        return self.attempt(name, address)
+
+    async def passed(self, attempt: SignInAttempt) -> None:
+        """:meth:`succeeded`."""
+        self.succeeded(attempt)
+
+    async def take_back(self, attempt: SignInAttempt) -> None:
+        """:meth:`withdraw`."""
+        self.withdraw(attempt)
 
     @property
     def allowances(self) -> tuple[Allowance, Allowance, Allowance]:

@@ -82,43 +82,23 @@ def counter_key(kind: str, *parts: str) -> str:
 
 
 class RequestLimit(Protocol):
+    """A request rate limit as the routes call it (:class:`RateLimiter` is one)."""
+
     async def admit(self, key: str) -> None:
         """Count one request for ``key``, or raise ``TooManyRequests`` (``retry_after``)."""
 
 
 class SignInGuard(Protocol):
-    async def attempt(self, name: str, address: str) -> SignInAttempt:
+    """Sign-in throttling as the routes call it (:class:`SignInThrottle` is one)."""
+
+    async def begin(self, name: str, address: str) -> SignInAttempt:
         """Count a password check as a failure, or raise ``TooManyRequests``."""
 
-    async def succeeded(self, attempt: SignInAttempt) -> None: ...
+    async def passed(self, attempt: SignInAttempt) -> None:
+        """The password was right."""
 
-    async def withdraw(self, attempt: SignInAttempt) -> None: ...
-
-
-class LocalRequestLimit:
-    """This node's :class:`RateLimiter`, as a :class:`RequestLimit`."""
-
-    def __init__(self, limiter: RateLimiter) -> None:
-        self.limiter = limiter
-
-    async def admit(self, key: str) -> None:
-        self.limiter.hit(key)
-
-
-class LocalSignInGuard:
-    """This node's :class:`SignInThrottle`, as a :class:`SignInGuard`."""
-
-    def __init__(self, throttle: SignInThrottle) -> None:
-        self.throttle = throttle
-
-    async def attempt(self, name: str, address: str) -> SignInAttempt:
-        return self.throttle.attempt(name, address)
-
-    async def succeeded(self, attempt: SignInAttempt) -> None:
-        self.throttle.succeeded(attempt)
-
-    async def withdraw(self, attempt: SignInAttempt) -> None:
-        self.throttle.withdraw(attempt)
+    async def take_back(self, attempt: SignInAttempt) -> None:
+        """The password could not be checked."""
 
 
 class Counters(Protocol):
@@ -206,7 +186,7 @@ class SharedSignInGuard:
     def __init__(self, counters: Counters, outage: Outage, throttle: SignInThrottle) -> None:
         self._counters, self._outage, self._local = counters, outage, throttle
 
-    async def attempt(self, name: str, address: str) -> SignInAttempt:
+    async def begin(self, name: str, address: str) -> SignInAttempt:
         if not self._outage.usable():
             return self._local.attempt(name, address)
         keys = sign_in_keys(name, canonical_address(address))
@@ -229,7 +209,7 @@ class SharedSignInGuard:
                     for count, allowance in zip(found.before, allowances, strict=True))
         return SharedAttempt(keys, at, serial, delay, counters)
 
-    async def succeeded(self, attempt: SignInAttempt) -> None:
+    async def passed(self, attempt: SignInAttempt) -> None:
         if not isinstance(attempt, SharedAttempt):
             self._local.succeeded(attempt)
             return
@@ -237,7 +217,7 @@ class SharedSignInGuard:
         await self._quietly(self._counters.clear(pair))
         await self._quietly(self._counters.withdraw((address, name), attempt.at, attempt.serial))
 
-    async def withdraw(self, attempt: SignInAttempt) -> None:
+    async def take_back(self, attempt: SignInAttempt) -> None:
         if not isinstance(attempt, SharedAttempt):
             self._local.withdraw(attempt)
             return
@@ -351,6 +331,5 @@ def node_limits(settings: Settings, sign_in_rate: int) -> Limits:
         if db.dialect.name != "sqlite":
             return database_limits(db, settings.public_rate, sign_in_rate)
         db.close()
-    return Limits(LocalRequestLimit(RateLimiter(settings.public_rate)),
-                  LocalSignInGuard(SignInThrottle()),
-                  LocalRequestLimit(RateLimiter(sign_in_rate)), "memory")
+    return Limits(RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(sign_in_rate),
+                  "memory")

@@ -69,19 +69,19 @@ async def _verified_user(request: Request, name: str, password: str) -> User:
     console asking for a token is throttled exactly like the sign-in page. Raises
     ``TooManyRequests`` or ``NotSignedIn``."""
     hub, address = hub_of(request), address_of(request)
-    hub.sign_in_rate.hit(address)
-    attempt = hub.sign_in.attempt(name, address)
+    await hub.sign_in_rate.admit(address)
+    attempt = await hub.sign_in.begin(name, address)
     try:
         if attempt.delay:
             await asyncio.sleep(attempt.delay)  # deliberate: repeated failures slow down
         # scrypt takes ~50 ms of CPU: off the event loop, so other requests keep flowing.
         user = await asyncio.to_thread(hub.users.check_password, name, password)
     except Exception:
-        hub.sign_in.withdraw(attempt)  # the password was never judged
+        await hub.sign_in.take_back(attempt)  # the password was never judged
         raise
     if user is None:
         raise NotSignedIn("Wrong name or password")
-    hub.sign_in.succeeded(attempt)
+    await hub.sign_in.passed(attempt)
     return user
 
 

@@ -13,13 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hub.abuse import RateLimiter, SignInThrottle
-from hub.limiting import (
-    LocalRequestLimit,
-    LocalSignInGuard,
-    canonical_address,
-    counter_key,
-    node_limits,
-)
+from hub.limiting import canonical_address, counter_key, node_limits
 from hub.settings import Settings, load_settings
 from shared.errors import TooManyRequests
 
@@ -97,10 +91,9 @@ def settings_for(tmp_path: Path, **env: str) -> Settings:
 def test_the_embedded_default_counts_in_memory(tmp_path: Path) -> None:
     limits = node_limits(settings_for(tmp_path), 30)
     assert limits.shared == "memory" and limits.counters is None
-    assert isinstance(limits.public, LocalRequestLimit)
-    assert isinstance(limits.sign_in, LocalSignInGuard)
-    assert isinstance(limits.sign_in_rate, LocalRequestLimit)
-    assert limits.public.limiter.per_minute == 60 and limits.sign_in_rate.limiter.per_minute == 30
+    assert isinstance(limits.public, RateLimiter) and isinstance(limits.sign_in_rate, RateLimiter)
+    assert isinstance(limits.sign_in, SignInThrottle)
+    assert limits.public.per_minute == 60 and limits.sign_in_rate.per_minute == 30
 
 
 def test_the_jobs_in_a_sqlite_hub_database_still_count_in_memory(tmp_path: Path) -> None:
@@ -118,31 +111,36 @@ def test_a_redis_url_counts_in_redis(tmp_path: Path) -> None:
 # --- the one-node path answers as hub.abuse does -------------------------------------------
 
 
-def test_the_local_limit_refuses_as_the_rate_limiter_does() -> None:
-    local = LocalRequestLimit(RateLimiter(2))
+def test_the_routes_call_the_rate_limiter_as_it_is() -> None:
+    limiter = RateLimiter(2)
 
     async def three() -> TooManyRequests:
-        await local.admit("192.0.2.1")
-        await local.admit("192.0.2.1")
+        await limiter.admit("192.0.2.1")
+        await limiter.admit("192.0.2.1")
         with pytest.raises(TooManyRequests) as refused:
-            await local.admit("192.0.2.1")
+            await limiter.admit("192.0.2.1")
         return refused.value
 
     refused = asyncio.run(three())
     assert refused.message == "Too many requests from this address; try again in 60 s"
     assert refused.retry_after == 60
+    assert len(limiter) == 1
 
 
-def test_the_local_guard_locks_as_the_throttle_does() -> None:
-    guard = LocalSignInGuard(SignInThrottle())
+def test_the_routes_call_the_throttle_as_it_is() -> None:
+    throttle = SignInThrottle()
 
-    async def eleven() -> TooManyRequests:
-        for _ in range(10):
-            await guard.attempt("ola", "192.0.2.1")
+    async def calls() -> TooManyRequests:
+        right = await throttle.begin("ola", "192.0.2.1")
+        await throttle.passed(right)
+        unjudged = await throttle.begin("ola", "192.0.2.1")
+        await throttle.take_back(unjudged)
+        for _ in range(10):  # neither counted: ten more before the lock
+            await throttle.begin("ola", "192.0.2.1")
         with pytest.raises(TooManyRequests) as refused:
-            await guard.attempt("OLA", "192.0.2.1")
+            await throttle.begin("OLA", "192.0.2.1")
         return refused.value
 
-    refused = asyncio.run(eleven())
+    refused = asyncio.run(calls())
     assert refused.message == "Too many failed sign-ins; try again in 900 s"
     assert refused.retry_after == 900

@@ -76,7 +76,7 @@ async def admitted(limit: RequestLimit, key: str) -> bool:
 async def wrong_guess(guard: SignInGuard, name: str, address: str) -> bool:
     """One wrong password; False when the throttle refused before the check."""
     try:
-        attempt = await guard.attempt(name, address)
+        attempt = await guard.begin(name, address)
     except TooManyRequests as refused:
         assert refused.message.startswith("Too many failed sign-ins; try again in")
         assert refused.retry_after is not None and refused.retry_after > 60
@@ -192,8 +192,8 @@ def test_database_parallel_guesses_cannot_outrun_the_lock(
 async def success_clears_the_pair(nodes: list[Limits]) -> list[bool]:
     """Nine wrong guesses, the right password on another node, then ten wrong again."""
     seen = [await wrong_guess(nodes[i % 3].sign_in, "ola", "192.0.2.20") for i in range(9)]
-    right = await nodes[1].sign_in.attempt("OLA", "192.0.2.20")
-    await nodes[1].sign_in.succeeded(right)
+    right = await nodes[1].sign_in.begin("OLA", "192.0.2.20")
+    await nodes[1].sign_in.passed(right)
     return seen + [await wrong_guess(nodes[i % 3].sign_in, "ola", "192.0.2.20")
                    for i in range(11)]
 
@@ -213,9 +213,9 @@ async def withdrawn_lock_lifts(nodes: list[Limits]) -> list[bool]:
     """The tenth guess locks; it could not be checked, so it is withdrawn: one more."""
     for i in range(9):
         assert await wrong_guess(nodes[i % 3].sign_in, "kari", "192.0.2.30")
-    tenth = await nodes[0].sign_in.attempt("kari", "192.0.2.30")
+    tenth = await nodes[0].sign_in.begin("kari", "192.0.2.30")
     locked = await wrong_guess(nodes[1].sign_in, "kari", "192.0.2.30")
-    await nodes[0].sign_in.withdraw(tenth)
+    await nodes[0].sign_in.take_back(tenth)
     return [locked, await wrong_guess(nodes[2].sign_in, "kari", "192.0.2.30"),
             await wrong_guess(nodes[1].sign_in, "kari", "192.0.2.30")]
 
