@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import ipaddress
 import logging
 import secrets
@@ -46,10 +47,10 @@ from hub.store.limits_store import LimitsStore, SignInCounts
 from shared.errors import InternalError, StoreUnavailable
 
 __all__ = ["SHARED_PREFIX", "Limits", "RequestLimit", "SignInGuard", "canonical_address",
-           "counter_key", "database_limits", "node_limits", "redis_limits"]
+           "cluster_prefix", "counter_key", "database_limits", "node_limits", "redis_limits"]
 
 log = logging.getLogger("webhub.limits")
-SHARED_PREFIX = "webjobs"       # Redis keys: webjobs:...
+SHARED_PREFIX = "webjobs"       # Redis keys: webjobs:<cluster>:...
 WARN_EVERY_S = 60.0
 RETRY_SHARED_AFTER_S = 5.0
 RATE_BUCKET_S = 1               # database buckets of the per-minute rates
@@ -322,10 +323,20 @@ def database_limits(db: HubDatabase, public_rate: int, sign_in_rate: int, *,
     return _shared(counters, public_rate, sign_in_rate, throttle, "database")
 
 
+def cluster_prefix(settings: Settings) -> str:
+    """``webjobs:<8 hex digits>``: the Redis keys of one cluster. Its nodes share
+    ``WEBHUB_SECRET`` (a node with another refuses to start), so they share the
+    prefix, and two clusters (or test hubs) on one Redis never count together. The
+    digits are an HMAC of a fixed label: they tell nothing of the secret."""
+    digest = hmac.new(settings.secret.encode(), b"webjobs limits prefix v1", hashlib.sha256)
+    return f"{SHARED_PREFIX}:{digest.hexdigest()[:8]}"
+
+
 def node_limits(settings: Settings, sign_in_rate: int) -> Limits:
     """This node's limits (see the module doc for where they are counted)."""
     if settings.redis_url:
-        return redis_limits(settings.redis_url, settings.public_rate, sign_in_rate)
+        return redis_limits(settings.redis_url, settings.public_rate, sign_in_rate,
+                            prefix=cluster_prefix(settings))
     if not settings.hub_db.strip().startswith("sqlite:"):
         db = open_hub_database(settings.hub_db, label="hub database (limits)")
         if db.dialect.name != "sqlite":

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hub.abuse import RateLimiter, SignInThrottle
-from hub.limiting import canonical_address, counter_key, node_limits
+from hub.limiting import canonical_address, cluster_prefix, counter_key, node_limits
 from hub.settings import Settings, load_settings
 from shared.errors import TooManyRequests
 
@@ -99,6 +99,15 @@ def test_the_embedded_default_counts_in_memory(tmp_path: Path) -> None:
 def test_the_jobs_in_a_sqlite_hub_database_still_count_in_memory(tmp_path: Path) -> None:
     limits = node_limits(settings_for(tmp_path, WEBJOB_STORE="db"), 30)
     assert limits.shared == "memory"
+
+
+def test_one_secret_one_prefix(tmp_path: Path) -> None:
+    one = settings_for(tmp_path, WEBHUB_SECRET="cluster-one-secret")
+    again = settings_for(tmp_path / "again", WEBHUB_SECRET="cluster-one-secret")
+    other = settings_for(tmp_path / "other", WEBHUB_SECRET="cluster-two-secret")
+    assert cluster_prefix(one) == cluster_prefix(again) != cluster_prefix(other)
+    assert cluster_prefix(one).startswith("webjobs:") and len(cluster_prefix(one)) == 16
+    assert "cluster-one-secret" not in cluster_prefix(one)
 
 
 def test_a_redis_url_counts_in_redis(tmp_path: Path) -> None:
