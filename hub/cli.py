@@ -15,6 +15,8 @@ from shared.errors import NotFound, WebJobsError
 
 if TYPE_CHECKING:
     from hub.secrets.service import SecretsService
+    from hub.settings import Settings
+    from hub.store.hubdb import HubDatabase
     from hub.store.identity import IdentityStore
 
 
@@ -210,6 +212,64 @@ def _add_user_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     revoke.set_defaults(func=_token_revoke)
 
 
+@contextlib.contextmanager
+def _schema_databases(settings: Settings, *, made: bool) -> Iterator[
+        list[tuple[HubDatabase, str]]]:
+    """The databases the hub keeps tables in, each with its migration scope: the hub
+    database, and the local history file when history is kept there (``made``: only
+    if the file exists already)."""
+    from hub.store.hubdb import open_hub_database
+    from hub.store.migrations.startup import LOCAL_HISTORY_FILE, open_local_history_db
+
+    found = [(open_hub_database(settings.hub_db), "hub")]
+    try:
+        local = settings.home / LOCAL_HISTORY_FILE
+        if settings.history_store == "local" and (not made or local.exists()):
+            found.append((open_local_history_db(settings.home), "history"))
+        yield found
+    finally:
+        for db, _ in found:
+            db.close()
+
+
+def _db_upgrade(args: argparse.Namespace) -> int:
+    from hub.settings import load_settings
+    from hub.store.migrations import head_revision, upgrade, upgrade_local_history
+
+    settings = load_settings()
+    with _schema_databases(settings, made=True) as found:
+        for db, scope in found:
+            applied = (upgrade(db) if scope == "hub"
+                       else upgrade_local_history(settings.home))
+            done = f"applied {', '.join(applied)}" if applied else "nothing to do"
+            print(f"{db.label}: {done}; at {head_revision()}")
+    return 0
+
+
+def _db_current(args: argparse.Namespace) -> int:
+    from hub.settings import load_settings
+    from hub.store.migrations import current_revision, head_revision, pending_migrations
+
+    with _schema_databases(load_settings(), made=True) as found:
+        for db, _ in found:
+            at = current_revision(db) or "no revision (tables made before migrations, or none)"
+            print(f"{db.label}: at {at}")
+            pending = pending_migrations(db)
+            print(f"  pending: {', '.join(pending) if pending else 'none'} "
+                  f"(newest: {head_revision()})")
+    return 0
+
+
+def _add_db_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    db = sub.add_parser("db", help="the schema of the hub's databases")
+    db.set_defaults(log_level="warning")
+    verbs = db.add_subparsers(dest="verb", required=True)
+    verbs.add_parser("upgrade", help="upgrade the hub's tables to this version (the hub "
+                     "also does it at start)").set_defaults(func=_db_upgrade)
+    verbs.add_parser("current", help="the schema revision of each database and what is "
+                     "pending").set_defaults(func=_db_current)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="webhub", description="The WebJobs hub")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -223,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_serve)
     _add_user_commands(sub)
     _add_secret_commands(sub)
+    _add_db_commands(sub)
     return parser
 
 

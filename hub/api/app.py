@@ -34,6 +34,7 @@ from hub.api.secret_routes import router as secret_router
 from hub.api.security_headers import NoSniff
 from hub.api.store_routes import router as store_router
 from hub.auth import Identity
+from hub.cluster.nodes import NodeRegistry, NodeStore
 from hub.engine.engine import Engine, EngineConfig, new_ref
 from hub.outside.database import Database
 from hub.outside.demo_data import seed_if_new
@@ -53,6 +54,7 @@ from hub.settings import Settings
 from hub.store.files import FileJobStore
 from hub.store.hubdb import open_hub_database
 from hub.store.identity import open_identity_store
+from hub.store.migrations import prepare_at_start
 from hub.store.opening import open_job_store
 from shared.errors import BadRequest, InternalError, NotFound, WebJobsError
 
@@ -74,7 +76,10 @@ def build_hub(settings: Settings) -> Hub:
                                  max_payload_mb=settings.max_payload_mb,
                                  max_console_mb=settings.max_console_mb), outside)
     secrets = secrets_service(settings, store)
-    runner = JobRunner(settings, store, engine, history, secrets)
+    nodes = NodeRegistry(NodeStore(open_hub_database(settings.hub_db, pool_size=2)),
+                         settings.node, settings.node_timeout_s)
+    nodes.check_name_free()  # a second start of a node's name stops here, clearly
+    runner = JobRunner(settings, store, engine, history, secrets, nodes)
     identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)
     catalog = Catalog(store, runner, engine, files_dir=settings.jobs_dir)
     scheduling = Scheduling(ScheduleStore(open_hub_database(settings.hub_db)), runner, history,
@@ -82,7 +87,7 @@ def build_hub(settings: Settings) -> Hub:
     return Hub(settings, engine, runner, catalog, users, identity,
                RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(SIGN_IN_RATE),
                parse_trusted_proxies(settings.trusted_proxies), outside, history, scheduling,
-               DebugSessions(), secrets)
+               DebugSessions(), secrets, nodes)
 
 
 async def _prune_now_and_then(history: History) -> None:
@@ -121,6 +126,9 @@ def outside_bridge(settings: Settings) -> HubBridge:
 
 
 def create_app(settings: Settings) -> FastAPI:
+    # Before any store: the schema upgraded in place (one node at a time) and this
+    # node's WEBHUB_SECRET checked against the cluster's; a refusal stops the start.
+    prepare_at_start(settings)
     hub = build_hub(settings)
 
     @asynccontextmanager
@@ -129,6 +137,10 @@ def create_app(settings: Settings) -> FastAPI:
             hub.catalog.store.report_non_jobs()
         install_log_mask()  # after uvicorn set up its logging: no secret value in a log line
         await hub.engine.start()
+        if hub.nodes is not None:
+            await hub.nodes.start()
+        if hub.runner.cluster is not None:
+            await hub.runner.cluster.start()
         await hub.scheduling.start()
         pruner = asyncio.create_task(_prune_now_and_then(hub.history))
         sweeper = asyncio.create_task(_sweep_debug_sessions(hub.debug_sessions))
@@ -144,6 +156,10 @@ def create_app(settings: Settings) -> FastAPI:
                     await task
             await hub.scheduling.stop()
             await hub.engine.close()
+            if hub.runner.cluster is not None:
+                await hub.runner.cluster.close()
+            if hub.nodes is not None:
+                await hub.nodes.stop()
             await hub.outside.close()
             await asyncio.to_thread(hub.history.close)
             hub.users.close()

@@ -23,7 +23,9 @@ million runs:
   ``FTS_FEW``): then only those are read; many more, and the newest rows are
   scanned instead, which soon finds a page. Terms under three characters (no
   trigram) are always scanned: a rare one reads the whole table.
-  PostgreSQL and MariaDB scan newest first (no full-text index there).
+  On PostgreSQL the same ``LIKE`` is answered by a ``pg_trgm`` GIN index on
+  ``search_text`` (migration 0002) where the extension could be made, else by a
+  newest-first scan; MariaDB always scans (no index answers ``LIKE '%term%'``).
 
 A ``running`` record never replaces a finished one of the same ``job_id``: that
 is a replay arriving after the run ended. Metrics: totals and percentiles are
@@ -319,6 +321,11 @@ class SqlHistoryStore:
         return None if row is None else _record(row)
 
     def search(self, query: HistoryQuery) -> list[RunRecord]:
+        sql, params = self.search_statement(query)
+        return [_record(row) for row in self.db.read(sql, self._bind(params))]
+
+    def search_statement(self, query: HistoryQuery) -> tuple[str, list[Any]]:
+        """The statement :meth:`search` runs for ``query`` (its plan can be asked for)."""
         self.prepare()
         where: list[str] = []
         params: list[Any] = []
@@ -335,10 +342,8 @@ class SqlHistoryStore:
             where += clauses
             params += values
         sql = _SELECT + (f" WHERE {' AND '.join(where)}" if where else "")
-        sql, params = self.db.dialect.page(f"{sql} ORDER BY started DESC, id DESC", params,
-                                           max(0, min(query.limit, MAX_PAGE)),
-                                           max(0, query.offset))
-        return [_record(row) for row in self.db.read(sql, self._bind(params))]
+        return self.db.dialect.page(f"{sql} ORDER BY started DESC, id DESC", params,
+                                    max(0, min(query.limit, MAX_PAGE)), max(0, query.offset))
 
     def _search_clauses(self, term: str) -> tuple[list[str], list[Any]]:
         mssql = self.db.dialect.name == "mssql"

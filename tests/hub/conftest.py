@@ -100,6 +100,8 @@ def launch_hub(tmp: Path, env_extra: dict[str, str] | None = None,
     # Public jobs are called hard in tests: no rate limit unless a test sets one.
     env.update({"WEBHUB_HOME": str(tmp / "home"), "WEBJOB_JOBS_DIR": str(jobs_dir),
                 "WEBHUB_SYSTEM_TOKEN": TOKEN, "WEBHUB_NODE": "test-node",
+                # Nodes of one test on one database are one cluster: one key.
+                "WEBHUB_SECRET": "test-cluster-secret",
                 "WEBJOB_MAX_CONCURRENT": "3", "WEBJOB_PUBLIC_RATE": "0", **(env_extra or {})})
     log_path = tmp / "hub.log"
     with open(log_path, "wb") as log:

@@ -19,7 +19,7 @@ down_revision: str | None = None
 branch_labels = None
 depends_on = None
 
-_BUCKETS = 24
+_BUCKETS = 35  # hub.history.columns.BUCKETS when this revision was made
 
 _RUN_COLUMNS = """{id},
     job_id {varchar}(100) NOT NULL,
