@@ -304,6 +304,14 @@ class ScheduleStore:
                                "AND Occurrence = ?", (schedule_id, occurrence))
         return None if row is None else str(row[0])
 
+    def claimed_between(self, schedule_id: int, first: str, last: str) -> set[str]:
+        """The occurrence keys claimed from ``first`` to ``last`` (keys are UTC times
+        in one fixed format, so they sort as the times do); retries left out."""
+        self.ensure_schema()
+        rows = self.db.read(f"SELECT Occurrence FROM {CLAIM_TABLE} WHERE ScheduleID = ? AND "
+                            "Occurrence >= ? AND Occurrence <= ?", (schedule_id, first, last))
+        return {str(occ) for (occ,) in rows if "#" not in str(occ)}
+
     def prune_claims(self, older_than: float) -> int:
         """Forget claims taken before ``older_than``; how many went."""
         self.ensure_schema()

@@ -104,6 +104,7 @@ class Jobs:
         self.clock = clock
         self.fired: list[tuple[int, float, int, str]] = []
         self.fired_on: list[str] = []
+        self.job_ids: list[str] = []
         self.missed: list[tuple[int, Missed]] = []
         self.interrupted: list[tuple[int, Firing, str]] = []
         self.outcomes: dict[int, str] = {}
@@ -120,6 +121,7 @@ class Jobs:
                 raise RuntimeError("the job runner would not start")
             self.fired.append((sid, firing.occurrence, firing.attempt, firing.reason))
             self.fired_on.append(node)
+            self.job_ids.append(firing.job_id)
             self.going[sid] = self.going.get(sid, 0) + 1
             self.most_at_once[sid] = max(self.most_at_once.get(sid, 0), self.going[sid])
             try:
@@ -185,6 +187,14 @@ class World:
         old = self.store.get(sid)
         assert old is not None
         self.store.update(sid, check_schedule_input(fields, "UTC", existing=old))
+
+    def stall(self, name: str) -> None:
+        """Node ``name`` stops as a stopped process would: its clock frozen, and deaf to
+        notifications (one event loop runs every node here)."""
+        self.clock.freeze(self.clocks[name])
+        for node in self.nodes:
+            if node.node == name and node._listener is not None:
+                node._listener.close()
 
     def frozen(self, node: Scheduler) -> bool:
         view = self.clocks.get(node.node)
