@@ -27,9 +27,10 @@ import ipaddress
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from hub.abuse import (
     Allowance,
@@ -56,6 +57,9 @@ RETRY_SHARED_AFTER_S = 5.0
 RATE_BUCKET_S = 1               # database buckets of the per-minute rates
 SIGN_IN_BUCKETS = 60            # database buckets per sign-in window
 PRUNE_EVERY_S = 60.0
+DB_THREADS = 4                  # as many as the limits' connection pool holds
+DB_WAIT_S = 2.0                 # a database call slower than this counts as an outage
+T = TypeVar("T")
 
 
 def canonical_address(text: str) -> str:
@@ -139,7 +143,8 @@ class Outage:
         self.down, self._retry_at = True, now + self.retry_after_s
         if now - self._warned_at >= WARN_EVERY_S:
             self._warned_at = now
-            reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            reason = ("no answer in time" if isinstance(exc, TimeoutError)
+                      else getattr(exc, "message", None) or str(exc) or type(exc).__name__)
             log.warning("%s unreachable (%s): rate limits and sign-in throttling are "
                         "counted on this node alone until it answers", self.where, reason)
 
@@ -235,18 +240,27 @@ class SharedSignInGuard:
 
 
 class DatabaseCounters:
-    """:class:`LimitsStore` in threads (a server database must not hold up the event
-    loop), with old buckets pruned about once a minute by whichever call comes."""
+    """:class:`LimitsStore` in threads of its own (a server database must not hold up
+    the event loop, nor, when it hangs, the threads the rest of the hub shares), each
+    call given up after ``wait_s``; old buckets pruned about once a minute by
+    whichever call comes."""
 
     where = "The hub database"
-    errors: tuple[type[BaseException], ...] = (StoreUnavailable, InternalError)
+    errors: tuple[type[BaseException], ...] = (StoreUnavailable, InternalError, TimeoutError)
 
     def __init__(self, db: HubDatabase, *, sign_in_window: float) -> None:
         self.store = LimitsStore(db)
+        self._threads = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="webhub-limits")
+        self.wait_s = DB_WAIT_S
         self._width = _sign_in_width(sign_in_window)
         # The longest window counted here, and a bucket, and a margin.
         self._keep_s = max(sign_in_window, 60.0) + self._width + 60.0
         self._prune_at = 0.0
+
+    async def _call(self, step: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await asyncio.wait_for(loop.run_in_executor(self._threads, step, *args),
+                                      self.wait_s)
 
     def _prune_if_due(self, now: float) -> None:
         if time.monotonic() >= self._prune_at:
@@ -260,23 +274,24 @@ class DatabaseCounters:
         return wait
 
     async def hit(self, counter: str, per_minute: int) -> float:
-        return await asyncio.to_thread(self._hit, counter, per_minute)
+        return await self._call(self._hit, counter, per_minute)
 
     async def sign_in_attempt(self, counters: Sequence[str], allowances: Sequence[Allowance],
                               at: float, window: float,
                               lock: tuple[float, int]) -> SignInCounts:
-        return await asyncio.to_thread(self.store.sign_in_attempt, counters,
-                                       [a.lock_after for a in allowances], at, window,
-                                       self._width, lock)
+        return await self._call(self.store.sign_in_attempt, counters,
+                                [a.lock_after for a in allowances], at, window, self._width,
+                                lock)
 
     async def withdraw(self, counters: Sequence[str], at: float, serial: int) -> None:
-        await asyncio.to_thread(self.store.withdraw, counters, at, self._width, serial)
+        await self._call(self.store.withdraw, counters, at, self._width, serial)
 
     async def clear(self, counter: str) -> None:
-        await asyncio.to_thread(self.store.clear, counter)
+        await self._call(self.store.clear, counter)
 
     async def close(self) -> None:
-        await asyncio.to_thread(self.store.db.close)
+        await asyncio.to_thread(self._threads.shutdown)
+        self.store.db.close()
 
 
 def _sign_in_width(window: float) -> int:

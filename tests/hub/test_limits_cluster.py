@@ -18,9 +18,11 @@ from redis import Redis
 
 from hub.abuse import SignInThrottle
 from hub.limiting import (
+    DatabaseCounters,
     Limits,
     RequestLimit,
     SignInGuard,
+    counter_key,
     database_limits,
     node_limits,
     redis_limits,
@@ -33,7 +35,7 @@ from tests.servers import database_nodes, fresh_database, pg_admin
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 CLOSED_PORT_URL = "redis://127.0.0.1:9/0"  # discard: nothing listens there
-SERVER_KINDS = ("postgresql", "mariadb")
+SERVER_KINDS = ("postgresql", "postgresql-odbc", "mariadb")
 T = TypeVar("T")
 
 
@@ -324,3 +326,41 @@ def test_old_buckets_and_ended_locks_are_pruned(
     assert db.read(f"SELECT Bucket FROM {HIT_TABLE} WHERE Counter = ? ORDER BY Bucket",
                    ["public:a"]) == [(int(now) - 10,), (int(now),)]
     assert [r[0] for r in db.read(f"SELECT Counter FROM {LOCK_TABLE}")] == ["signin-pair:b"]
+
+
+@pytest.mark.expected_warning
+def test_a_database_that_hangs_is_given_up_on(caplog: pytest.LogCaptureFixture,
+                                              tmp_path: Path) -> None:
+    """A sign-in whose row another transaction holds waits no longer than ``wait_s``:
+    the node counts it alone, and the loop kept serving meanwhile."""
+    caplog.set_level(logging.INFO, logger="webhub.limits")
+    with database_nodes("postgresql", tmp_path) as node:
+        limits, holder = database_limits(node(), 20, 30), node()
+        counters = limits.counters
+        assert isinstance(counters, DatabaseCounters)
+        counters.wait_s = 0.3
+        assert run(lambda: wrong_guess(limits.sign_in, "ola", "192.0.2.70"))
+        row = counter_key("signin-address", "192.0.2.70")
+
+        async def while_held() -> tuple[bool, int]:
+            ticks = 0
+
+            async def ticking() -> None:
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.01)
+                    ticks += 1
+
+            ticker = asyncio.create_task(ticking())
+            try:
+                return await wrong_guess(limits.sign_in, "ola", "192.0.2.70"), ticks
+            finally:
+                ticker.cancel()
+
+        with holder.transaction() as tx:
+            tx.read(f"SELECT LockedUntil FROM {LOCK_TABLE} WHERE Counter = ? FOR UPDATE", [row])
+            counted, ticks = run(while_held)
+        run(limits.close)
+    assert counted and ticks >= 10  # counted on this node; the loop ran through the wait
+    said = warnings_of(caplog)
+    assert len(said) == 1 and said[0].startswith("The hub database unreachable"), said
