@@ -12,21 +12,18 @@ Three kinds of URL (see :mod:`hub.dburl`):
 Stores write one SQL text with ``?`` placeholders on every backend; what differs
 per database is asked of ``db.dialect`` (:mod:`hub.store.dialects`).
 
-A small pool of connections is shared by the hub's threads. Every statement borrows
-one, autocommit; :meth:`HubDatabase.transaction` holds one for several statements
-that must land together. A pooled connection is checked before it is handed out
-again (a server connection idle for a few seconds is pinged; a psycopg one also
-shows at once whether the server ended its session), and a dead one is replaced.
-A read that fails because its reused connection was lost is tried once more on a
-new connection; so is a transaction's ``BEGIN`` (nothing of it was sent yet). A
-write is never repeated: it may have landed.
+A small pool of connections is shared by the hub's threads: every statement borrows
+one, autocommit; :meth:`HubDatabase.transaction` holds one for several statements.
+A pooled connection is checked before reuse (pinged after a few idle seconds; a
+psycopg one also shows at once that the server ended its session) and a dead one
+replaced. A read, or a transaction's ``BEGIN``, lost on a reused connection is sent
+once more on a new one; a write never is (it may have landed).
 
 Driver failures leave as the hub's errors:
 
-* a unique or foreign-key clash is :class:`Conflict` (a ``BadRequest``); the
-  connection is kept;
-* a statement or a value the server refuses is an :class:`InternalError` saying so
-  (the statement's fault, not an outage);
+* a unique or foreign-key clash is :class:`Conflict`; a statement or a value the
+  server refuses an :class:`InternalError` saying so (its fault, not an outage);
+  the connection is kept;
 * a database that cannot be reached, or is locked past the busy timeout, is
   :class:`~shared.errors.StoreUnavailable`, quickly (a short connect timeout) — the
   broken connection is dropped and the next call connects afresh, so a server that

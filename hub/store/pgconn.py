@@ -80,12 +80,18 @@ class PsycopgDriver:
 
     def connect(self, *, application_name: str = "webhub", **options: Any) -> Any:
         try:
-            return self.psycopg.connect(self.url.target, autocommit=True,
+            conn = self.psycopg.connect(self.url.target, autocommit=True,
                                         connect_timeout=CONNECT_S,
                                         application_name=application_name, **options)
         except self.psycopg.Error as exc:
             raise StoreUnavailable(f"The {self.label} ({self.url}) is unavailable: "
                                    f"{self.message(exc)}") from None
+        # Every int a BIGINT, as ODBC sends it: psycopg would type 300 a smallint, and
+        # ``? * ?`` of two of them would overflow.
+        numeric = importlib.import_module("psycopg.types.numeric")
+        conn.adapters.register_dumper(int, numeric.Int8Dumper)
+        conn.adapters.register_dumper(int, numeric.Int8BinaryDumper)
+        return conn
 
     def usable(self, conn: Any, idle_s: float) -> bool:
         """Whether a pooled connection may be handed out again (see the module doc)."""

@@ -90,6 +90,7 @@ def test_literal_percent_and_question_marks_reach_the_server(tmp_path: Path) -> 
         row = db.read_one("SELECT '100%', ?, 'a?b', ? || '%', 7 % ?", ["x", "50", 4])
         assert row == ("100%", "x", "a?b", "50%", 3)
         assert db.read_one("SELECT '100%', 'a?b'") == ("100%", "a?b")  # no parameters
+        assert db.read_one("SELECT ? * ?", [300, 300]) == (90000,)  # ints are BIGINT
         db.write("CREATE TABLE t (name VARCHAR(20))")
         db.write("INSERT INTO t (name) VALUES (?), (?)", ["50% off", "full"])
         assert db.read("SELECT name FROM t WHERE name LIKE ? ESCAPE '!'", ["%!%%"]) == [
