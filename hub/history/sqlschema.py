@@ -11,6 +11,12 @@
   (``debug-uncounted``: debug runs counted out of rollups an older hub counted them in).
 * SQLite only: ``webjob_runs_fts``, an FTS5 ``trigram`` index over ``search_text``
   kept in step by triggers, so substring search does not read every row.
+* PostgreSQL only: ``webjob_runs_search_trgm``, a ``pg_trgm`` GIN index over
+  ``search_text``, made by migration 0002 (:mod:`hub.store.migrations`), not here:
+  the extension may need a right the hub lacks, and then search scans.
+
+These statements make the tables a store finds missing; the schema a database is
+versioned at is the migrations' (their revision 0001 is a frozen copy of these).
 """
 
 from __future__ import annotations

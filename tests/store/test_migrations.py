@@ -8,6 +8,8 @@ database at once both succeed; a database newer than the code is refused.
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import re
 import sqlite3
 import threading
@@ -237,3 +239,34 @@ def test_history_search_on_postgresql_can_read_the_trigram_index(tmp_path: Path)
         assert "webjob_runs_search_trgm" in plan, plan
         found = store.search(HistoryQuery(search="CUST-0042"))
         assert [r.job_id for r in found] == ["r42"]
+
+
+@contextlib.contextmanager
+def plain_role_database(tmp_path: Path) -> Iterator[str]:
+    """A fresh database and a login role that may make tables in it but not
+    extensions (no CREATE on the database): a psycopg URL as that role."""
+    role = f"wjtest_role_{os.urandom(4).hex()}"
+    with database_url("postgresql", tmp_path) as admin_url, opened(admin_url) as admin:
+        admin.write(f"CREATE ROLE {role} LOGIN NOSUPERUSER")
+        try:
+            admin.write(f"GRANT USAGE, CREATE ON SCHEMA public TO {role}")
+            yield admin_url.replace("postgresql://postgres@", f"postgresql://{role}@")
+        finally:
+            admin.write(f"DROP OWNED BY {role}")
+            admin.write(f"DROP ROLE {role}")
+
+
+@pytest.mark.expected_warning
+def test_without_pg_trgm_the_upgrade_warns_and_search_keeps_its_scan(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with plain_role_database(tmp_path) as url, opened(url) as db:
+        with caplog.at_level(logging.WARNING, logger="webhub.db"):
+            assert upgrade(db) == ["0001", "0002", "0003"]
+        assert "history search keeps its scan" in caplog.text
+        assert "pg_trgm" in caplog.text
+        indexes = {r[0] for r in db.read("SELECT indexname FROM pg_indexes "
+                                         "WHERE tablename = 'webjob_runs'")}
+        assert "webjob_runs_search_trgm" not in indexes and "webjob_runs_started" in indexes
+        store = SqlHistoryStore(db)
+        store.put([run("r1", params={"order": "cust-7"}), run("r2")])
+        assert [r.job_id for r in store.search(HistoryQuery(search="CUST-7"))] == ["r1"]

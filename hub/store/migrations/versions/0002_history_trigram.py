@@ -36,8 +36,8 @@ def upgrade() -> None:
             execute_all(["CREATE EXTENSION IF NOT EXISTS pg_trgm"])
     except DBAPIError as exc:
         log.warning("history search keeps its scan: the pg_trgm extension cannot be made "
-                    "in this database (%s); a superuser may run CREATE EXTENSION pg_trgm, "
-                    "then CREATE INDEX %s ON webjob_runs USING gin (search_text "
+                    "in this database (%s); its owner or a superuser may run CREATE EXTENSION "
+                    "pg_trgm, then CREATE INDEX %s ON webjob_runs USING gin (search_text "
                     "gin_trgm_ops)", str(exc.orig).strip().splitlines()[0], INDEX)
         return
     execute_all([f"CREATE INDEX IF NOT EXISTS {INDEX} ON webjob_runs "
