@@ -20,7 +20,8 @@ Stopping a schedule
 
 Overlap
     ``skip``: a run still going on this node, or a lease on the schedule held by
-    another node (renewed while its run goes on), makes the occurrence missed. A loop
+    another node (renewed while its run goes on), makes the occurrence missed; the
+    skipped ones of an hour are one record, counted in the lease row. A loop
     that wakes late runs only the latest of a schedule's occurrences that fell due
     meanwhile, so a stall never starts a batch of runs side by side. ``allow`` runs
     side by side.
@@ -91,6 +92,7 @@ SAFETY_POLL_S = 600.0          # where it can: notifications and resyncs do the 
 UPKEEP_S = 5.0
 LEASE_S = 30.0
 STALL_S = 1.0                  # a loop waking this late was stalled
+SKIP_WINDOW_S = 3600.0         # occurrences skipped for overlap: one record per window
 APPLY_SLICE = 500              # schedules adopted between turns of the event loop
 PRUNE_EVERY_S = 3600.0
 CLAIM_KEEP_S = 7 * 86400.0     # far beyond any grace or refresh: a live node never asks
@@ -461,7 +463,7 @@ class Scheduler:
             if d.reason == "retry" and (row.retry_at, row.retry_attempt) != (d.t, d.attempt):
                 continue   # superseded (a newer run succeeded or failed meanwhile)
             if row.overlap == "skip" and self._running.get(d.sid):
-                self.report(row, Missed(d.t, d.t, 1, OVERLAPPED))
+                self._spawn(self._skipped(row, d.t))
                 continue
             self._running[d.sid] = self._running.get(d.sid, 0) + 1   # now: same batch
             starts.append((row, Firing(d.t, d.attempt, d.reason, self.new_id()), d.key))
@@ -487,12 +489,25 @@ class Scheduler:
     async def _begin(self, starts: list[_Start]) -> None:
         held = await self.call_store("lease", self._prepare, starts)
         for row, firing, key in starts:
-            if held is None or row.id in held:
+            if held is None:
                 self._ran(row.id)
-                self.report(row, Missed(firing.occurrence, firing.occurrence, 1,
-                                        DB_DOWN if held is None else OVERLAPPED))
-                continue
-            self._spawn(self._run_job(row, firing, key))
+                self.report(row, Missed(firing.occurrence, firing.occurrence, 1, DB_DOWN))
+            elif row.id in held:
+                self._ran(row.id)
+                self._spawn(self._skipped(row, firing.occurrence))
+            else:
+                self._spawn(self._run_job(row, firing, key))
+
+    async def _skipped(self, row: Schedule, t: float) -> None:
+        """An occurrence skipped for overlap, counted into its window's one record."""
+        counted = await self.call_store("skip", self.store.count_skip, row.id, t,
+                                        SKIP_WINDOW_S)
+        if counted is None:
+            self.report(row, Missed(t, t, 1, OVERLAPPED))
+            return
+        first, count = counted
+        self.report(row, Missed(first, t, count, OVERLAPPED,
+                                record_id=f"job_{int(first * 1000)}skip{row.id}"))
 
     def _ran(self, sid: int) -> None:
         self._running[sid] -= 1

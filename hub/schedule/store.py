@@ -22,7 +22,8 @@ before were not missed, the schedule did not ask for them. A row without one
 history id it will have), so the run of a node that stopped beating is found and
 reported ``interrupted`` by one node (whose DELETE removes the row).
 ``IQXNetWebJobScheduleLease`` holds, per ``overlap: skip`` schedule, which node runs
-it until when: taken by insert-or-expired-update, renewed while the run goes on.
+it until when: taken by insert-or-expired-update, renewed while the run goes on; and
+how many occurrences were skipped since when, so skips are one record per window.
 
 * Nothing is cached: every call reads or writes the tables.
 * Switching a schedule off clears its pending retry.
@@ -332,11 +333,9 @@ class ScheduleStore:
 
     def end_run(self, schedule_id: int, occurrence: str, node: str) -> bool:
         """The run ended on ``node``: False when another node took it over meanwhile (it
-        found ``node`` dead and reported the run interrupted). Frees the lease too."""
-        self.ensure_schema()
+        found ``node`` dead and reported the run interrupted). Frees its lease too."""
         self.release_lease(schedule_id, node)
-        return self.db.write(f"DELETE FROM {RUN_TABLE} WHERE ScheduleID = ? AND Occurrence = ? "
-                             "AND Node = ?", (schedule_id, occurrence, node)) > 0
+        return self.take_over(OpenRun(schedule_id, occurrence, node, 0.0, 0, "", ""))
 
     def open_runs(self, nodes: Iterable[str]) -> list[OpenRun]:
         """The runs ``nodes`` started and did not end."""
@@ -354,8 +353,11 @@ class ScheduleStore:
 
     def take_over(self, run: OpenRun) -> bool:
         """Take a dead node's run to report it: True for the one node whose DELETE landed.
-        The dead node's lease on the schedule goes too."""
-        return self.end_run(run.schedule_id, run.occurrence, run.node)
+        Its lease is left to expire: a node only stalled past its heartbeat may still be
+        running the job, and nothing should start beside it meanwhile."""
+        self.ensure_schema()
+        return self.db.write(f"DELETE FROM {RUN_TABLE} WHERE ScheduleID = ? AND Occurrence = ? "
+                             "AND Node = ?", (run.schedule_id, run.occurrence, run.node)) > 0
 
     # -- leases ---------------------------------------------------------------------
 
@@ -379,16 +381,33 @@ class ScheduleStore:
                              "Node = ?", (until, schedule_id, node)) > 0
 
     def release_lease(self, schedule_id: int, node: str) -> None:
+        """Free the lease (the row stays: it counts the occurrences skipped)."""
         self.ensure_schema()
-        self.db.write(f"DELETE FROM {LEASE_TABLE} WHERE ScheduleID = ? AND Node = ?",
+        self.db.write(f"UPDATE {LEASE_TABLE} SET Until = 0 WHERE ScheduleID = ? AND Node = ?",
                       (schedule_id, node))
 
     def lease_holder(self, schedule_id: int) -> str | None:
-        """The node holding ``schedule_id``'s lease, expired or not (for tests)."""
+        """The node holding ``schedule_id``'s lease now (for tests and diagnostics)."""
         self.ensure_schema()
-        row = self.db.read_one(f"SELECT Node FROM {LEASE_TABLE} WHERE ScheduleID = ?",
-                               (schedule_id,))
+        row = self.db.read_one(f"SELECT Node FROM {LEASE_TABLE} WHERE ScheduleID = ? AND "
+                               "Until >= ?", (schedule_id, self.clock()))
         return None if row is None else str(row[0])
+
+    def count_skip(self, schedule_id: int, at: float,
+                   window_s: float) -> tuple[float, int] | None:
+        """One more occurrence (at ``at``) skipped for overlap: the first skipped in the
+        current window (``window_s`` long) and how many so far; None without a lease row.
+        Assignments read only their own column (MariaDB assigns left to right)."""
+        self.ensure_schema()
+        opened = "SkipFrom IS NOT NULL AND SkipFrom > ?"
+        if not self.db.write(f"UPDATE {LEASE_TABLE} SET SkipCount = CASE WHEN {opened} THEN "
+                             f"SkipCount + 1 ELSE 1 END, SkipFrom = CASE WHEN {opened} THEN "
+                             "SkipFrom ELSE ? END WHERE ScheduleID = ?",
+                             (at - window_s, at - window_s, at, schedule_id)):
+            return None
+        row = self.db.read_one(f"SELECT SkipFrom, SkipCount FROM {LEASE_TABLE} WHERE "
+                               "ScheduleID = ?", (schedule_id,))
+        return None if row is None else (float(row[0]), int(row[1]))
 
 
 def _schedule_tables(d: Dialect) -> list[str]:
@@ -428,5 +447,7 @@ def _schedule_tables(d: Dialect) -> list[str]:
         d.create_index(f"{RUN_TABLE}_Node", RUN_TABLE, "Node"),
         d.create_table(LEASE_TABLE, """ScheduleID {bigint} NOT NULL PRIMARY KEY,
             Node {varchar}(100) NOT NULL,
-            Until {real} NOT NULL"""),
+            Until {real} NOT NULL,
+            SkipFrom {real},
+            SkipCount INTEGER NOT NULL DEFAULT 0"""),
     ]

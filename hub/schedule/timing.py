@@ -182,6 +182,9 @@ class Missed:
     count: int
     reason: str
     capped: bool = False          # there were more than ``count``
+    # The history id of the record: one that is counted on (the occurrences skipped
+    # for overlap in one window) keeps its id, and each report replaces the last.
+    record_id: str = ""
 
     @property
     def message(self) -> str:

@@ -102,7 +102,7 @@ class Scheduling:
     """The hub's scheduler: fires schedules through the job runner, records misses.
     ``liveness`` (the cluster's node heartbeats) lets it report the runs of nodes that
     died; ``lease_s`` is how long an ``overlap: skip`` run holds its schedule between
-    renewals (the node timeout is a good value)."""
+    renewals (a node stalled for less keeps it: nothing starts beside its run)."""
 
     def __init__(self, store: ScheduleStore, runner: JobRunner, history: History,
                  node: str, *, liveness: NodeLiveness | None = None,
@@ -140,8 +140,9 @@ class Scheduling:
             http_status=exc.http_status))
 
     def missed(self, schedule: Schedule, missed: Missed) -> None:
-        self.history.recorder.record(self._record(schedule, schedule.name, missed.first)
-                                     .finished(outcome="missed", message=missed.message))
+        record = self._record(schedule, schedule.name, missed.first,
+                              job_id=missed.record_id or None)
+        self.history.recorder.record(record.finished(outcome="missed", message=missed.message))
         log.info("[WebJob:%s] schedule %d (%s) missed its %s occurrence%s: %s",
                  schedule.job_name, schedule.id, schedule.name, iso_of(missed.first),
                  "" if missed.count == 1 else f" and {missed.count - 1} more",

@@ -127,7 +127,12 @@ def test_a_lease_is_held_until_it_expires(make_store: MakeStore) -> None:
     a.release_lease(sid, "node-a")                             # not its own: stays
     assert b.lease_holder(sid) == "node-b"
     b.release_lease(sid, "node-b")
-    assert a.lease_holder(sid) is None and a.take_lease(sid, "node-a", NOW + 30)
+    assert b.lease_holder(sid) is None and a.take_lease(sid, "node-a", NOW + 30)
+    # Skips are counted per window, across nodes.
+    assert a.count_skip(sid, NOW + 10, 3600) == (NOW + 10, 1)
+    assert b.count_skip(sid, NOW + 20, 3600) == (NOW + 10, 2)
+    assert a.count_skip(sid, NOW + 3610, 3600) == (NOW + 3610, 1)   # a new window
+    assert a.count_skip(sid + 1, NOW, 3600) is None                  # no lease row
 
 
 def test_claims_are_unique_per_occurrence(make_store: MakeStore) -> None:

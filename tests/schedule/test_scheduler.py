@@ -129,7 +129,8 @@ def test_overlap_skip_reports_missed_and_allow_runs_alongside(tmp_path: Path) ->
         await w.node().start()
         await w.run_until(45)
         assert w.jobs.times(skip) == [10, 40]
-        assert w.jobs.missed_of(skip) == [(20, 20, 1, OVERLAPPED), (30, 30, 1, OVERLAPPED)]
+        # The skipped ones of an hour are one record, counted on as they come.
+        assert w.jobs.missed_of(skip) == [(20, 30, 2, OVERLAPPED)]
         assert w.jobs.times(allow) == [10, 20, 30, 40]
 
     run(tmp_path, body)

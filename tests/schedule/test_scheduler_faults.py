@@ -147,8 +147,7 @@ def test_overlap_skip_holds_across_nodes(tmp_path: Path) -> None:
         await w.run_until(100)
         assert w.jobs.times(skip) == [10, 40, 70, 100]
         assert w.jobs.most_at_once[skip] == 1
-        assert w.jobs.missed_of(skip) == [(t, t, 1, OVERLAPPED) for t in (20, 30, 50, 60,
-                                                                           80, 90)]
+        assert w.jobs.missed_of(skip) == [(20, 90, 6, OVERLAPPED)]   # one record
         assert w.jobs.times(allow) == list(range(10, 101, 10))
         assert w.jobs.most_at_once[allow] == 3
 

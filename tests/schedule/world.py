@@ -142,8 +142,13 @@ class Jobs:
         return [t - T0 for s, t, _, _ in self.fired if s == sid]
 
     def missed_of(self, sid: int) -> list[tuple[float, float, int, str]]:
-        return [(m.first - T0, m.last - T0, m.count, m.reason)
-                for s, m in self.missed if s == sid]
+        """The missed records as history keeps them: a report under a record id that
+        was reported before replaces it."""
+        kept: dict[object, Missed] = {}
+        for n, (s, m) in enumerate(self.missed):
+            if s == sid:
+                kept[m.record_id or n] = m
+        return [(m.first - T0, m.last - T0, m.count, m.reason) for m in kept.values()]
 
 
 class Liveness:
