@@ -12,6 +12,8 @@ import logging
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,6 +54,7 @@ OLD_TABLES = ("webjob_runs", "webjob_run_hours", "webjob_run_jobs", "webjob_hist
 FILLED = ("sqlite", "postgresql", "mariadb", "postgresql-odbc")
 BACKENDS = (*FILLED, "sqlite-odbc")
 SECRET = "migration-test-secret"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @contextlib.contextmanager
@@ -270,3 +273,33 @@ def test_without_pg_trgm_the_upgrade_warns_and_search_keeps_its_scan(
         store = SqlHistoryStore(db)
         store.put([run("r1", params={"order": "cust-7"}), run("r2")])
         assert [r.job_id for r in store.search(HistoryQuery(search="CUST-7"))] == ["r1"]
+
+
+def _webhub(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("WEBHUB_", "WEBJOB_"))}
+    return subprocess.run([sys.executable, "-m", "hub.cli", *args], capture_output=True,
+                          text=True, env={**clean, **env}, cwd=REPO, timeout=60)
+
+
+def test_webhub_db_current_and_upgrade(tmp_path: Path) -> None:
+    with database_url("postgresql", tmp_path) as url:
+        with opened(url) as db:
+            fill_with_old_stores(db)
+        env = {"WEBHUB_HOME": str(tmp_path / "home"), "WEBHUB_DB": url}
+        before = _webhub(env, "db", "current")
+        upgraded = _webhub(env, "db", "upgrade")
+        after = _webhub(env, "db", "current")
+        again = _webhub(env, "db", "upgrade")
+        with opened(url) as db:
+            db.write("UPDATE alembic_version SET version_num = ?", ("9001",))
+        newer = _webhub(env, "db", "current")
+    assert before.returncode == 0, before.stderr
+    assert before.stdout == ("hub database: at no revision (tables made before migrations, "
+                             "or none)\n  pending: 0001, 0002, 0003 (newest: 0003)\n")
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert upgraded.stdout == "hub database: applied 0001, 0002, 0003; at 0003\n"
+    assert after.stdout == "hub database: at 0003\n  pending: none (newest: 0003)\n"
+    assert again.stdout == "hub database: nothing to do; at 0003\n"
+    assert newer.returncode == 2 and newer.stdout == "hub database: at 9001\n"
+    assert re.fullmatch(r"webhub: SYS-500: .*revision 9001, which this hub does not know.*\n",
+                        newer.stderr), newer.stderr
