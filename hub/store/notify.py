@@ -121,26 +121,32 @@ class Listener:
 
     def _session(self, *, first_try: bool) -> bool:
         """Connect, resync and serve until the connection is lost or the listener is
-        closed; whether it got connected. The first failure of a streak is a warning,
-        the tries after it are logged quietly."""
-        names = ",".join(self.channels)
+        closed; whether it got connected. A lost connection (or a first connect that
+        fails) is a warning; the tries to connect again after it are logged quietly."""
         connected = False
         try:
             self._connect()
             connected = True
             if self.connects > 1:
-                log.info("Listener on %s is listening again", names)
+                log.info("Listener on %s is listening again", ",".join(self.channels))
             self._call(self._on_resync)
             self._serve()
         except Exception as exc:  # any loss, the server's or the network's: connect again
             reason = exc.message if isinstance(exc, StoreUnavailable) else \
                 self._driver.message(exc)
             if not self._stop.is_set():
-                (log.warning if connected or first_try else log.info)(
-                    "Listener on %s lost its connection (%s); reconnecting", names, reason)
+                self._log_failure(reason, connected=connected, first_try=first_try)
         finally:
             self._drop()
         return connected
+
+    def _log_failure(self, reason: str, *, connected: bool, first_try: bool) -> None:
+        names = ",".join(self.channels)
+        if connected:
+            log.warning("Listener on %s lost its connection (%s); reconnecting", names, reason)
+        else:
+            (log.warning if first_try and self.connects == 0 else log.info)(
+                "Listener on %s cannot connect (%s); trying again", names, reason)
 
     def _connect(self) -> None:
         from psycopg import sql
