@@ -74,3 +74,46 @@ def _start_every_second(nodes: list[HubProcess]) -> int:
         with node.client(headers=AUTH) as client:
             assert client.post("/api/webjobs/cron").json()["loaded"] == 1
     return schedule_id
+
+
+NAP = {"nap": "/*\nAccess: user\nRuntime: 60000\n*/\n"
+              "await new Promise(r => setTimeout(r, 30000))\nreturn 'rested'"}
+
+
+def _runs_of(url: str, schedule_id: int) -> list[tuple[str, str]]:
+    return [(str(job_id), str(outcome)) for job_id, outcome in query(
+        url, "SELECT job_id, outcome FROM webjob_runs WHERE schedule_id = ? "
+        "AND outcome <> 'missed' ORDER BY started", [str(schedule_id)])]
+
+
+@pytest.mark.slow
+def test_a_run_cut_by_kill_9_is_interrupted_once_when_its_node_starts_again(
+        tmp_path: Path) -> None:
+    with fresh_database("postgresql", tmp_path) as url:
+        env = {"WEBHUB_DB": url, "WEBJOB_HISTORY_STORE": "sql"}
+        hub = launch_hub(tmp_path / "n", env, NAP)
+        try:
+            with hub.client(headers=AUTH) as client:
+                made = client.post("/api/webjobs/schedules", json={
+                    "name": "nap", "jobName": "nap", "cron": "* * * * * *", "enabled": True})
+                assert made.status_code == 200, made.text
+                sid = int(made.json()["schedule"]["id"])
+            (cut, outcome), = eventually(lambda: _runs_of(url, sid), timeout=15)
+            assert outcome == "running"
+        finally:
+            hub.proc.kill()
+            hub.proc.wait(10)
+        again = launch_hub(tmp_path / "n", env, NAP)
+        try:
+            done = eventually(lambda: [r for r in _runs_of(url, sid) if r[0] == cut
+                                       and r[1] == "interrupted"], timeout=15)
+            assert done == [(cut, "interrupted")]
+            with again.client(headers=AUTH) as client:
+                # The scheduler's own sweep took the run over (the schedule says so too).
+                listed = client.get("/api/webjobs/schedules").json()["schedules"]
+                assert listed[0]["lastRun"]["outcome"] == "interrupted"
+                client.put(f"/api/webjobs/schedules/{sid}", json={"enabled": False})
+            assert [r for r in _runs_of(url, sid) if r[1] == "interrupted"] == done
+        finally:
+            again.stop()
+        assert_clean_log(again)
