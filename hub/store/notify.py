@@ -84,6 +84,12 @@ class Listener:
         return self._thread.is_alive()
 
     @property
+    def connected(self) -> bool:
+        """Whether it holds a connection now (between a loss and the next connect
+        notifications can be missed: ``on_resync`` follows the next connect)."""
+        return self._conn is not None
+
+    @property
     def backend_pid(self) -> int | None:
         """The server process of the connection it holds now (None between them)."""
         conn = self._conn

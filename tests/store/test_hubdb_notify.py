@@ -124,10 +124,12 @@ def test_a_listener_waits_out_a_refusing_database(tmp_path: Path) -> None:
         try:
             pg_admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                      "WHERE datname = %s", [name])
-            _eventually(lambda: listener.backend_pid is None)
+            _eventually(lambda: not listener.connected)
+            assert listener.backend_pid is None
         finally:
             pg_admin(f"ALTER DATABASE {name} WITH ALLOW_CONNECTIONS true")
         inbox.await_resync()
+        assert listener.connected
         sender.notify("jobs", "back")
         assert inbox.next() == ("jobs", "back")
         listener.close()
