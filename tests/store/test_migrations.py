@@ -41,6 +41,7 @@ from hub.store.migrations import (
 )
 from shared.errors import InternalError
 from tests.history.conftest import run
+from tests.hub.conftest import AUTH, assert_clean_log, launch_hub
 from tests.servers import PG_DB, fresh_database
 
 # Every table of migration 0001, as the stores made them before migrations.
@@ -303,3 +304,31 @@ def test_webhub_db_current_and_upgrade(tmp_path: Path) -> None:
     assert newer.returncode == 2 and newer.stdout == "hub database: at 9001\n"
     assert re.fullmatch(r"webhub: SYS-500: .*revision 9001, which this hub does not know.*\n",
                         newer.stderr), newer.stderr
+
+
+def test_a_hub_started_on_a_database_made_before_migrations_upgrades_it(
+        tmp_path: Path) -> None:
+    with database_url("postgresql", tmp_path) as url:
+        with opened(url) as db:
+            fill_with_old_stores(db)
+            before = snapshot(db)
+        hub = launch_hub(tmp_path / "node", {"WEBHUB_DB": url, "WEBJOB_STORE": "db",
+                                             "WEBJOB_HISTORY_STORE": "sql"}, jobs={})
+        try:
+            with hub.client() as client:
+                ran = client.get("/api/webjobs/report",
+                                 headers={**AUTH, "Accept": "application/json"})
+                runs = client.get("/api/webjobs/history", params={"job": "report"},
+                                  headers=AUTH).json()["runs"]
+        finally:
+            hub.stop()
+        with opened(url) as db:
+            assert pending_migrations(db) == []
+            kept = snapshot(db)
+    assert ran.status_code == 200 and ran.json() == 2, ran.text
+    assert {"r1", "r2", "r3"} <= {r["jobId"] for r in runs}, runs
+    for table in ("users", "api_tokens", "IQXNetWebJob", "IQXNetWebJobVersion",
+                  "IQXNetWebJobSchedule", "IQXNetWebJobSecret"):
+        assert kept[table] == before[table], table
+    assert "upgraded to schema revision 0003" in hub.log_text()
+    assert_clean_log(hub)
