@@ -122,7 +122,7 @@ class Scheduling:
         try:
             job = await self.runner.load(schedule.job_name)
         except WebJobsError as exc:
-            self._not_run(schedule, name, exc)
+            self._not_run(schedule, name, firing, exc)
             return "failed"
         result = await self.runner.run(
             job, caller=SCHEDULER, params=schedule_params(schedule),
@@ -132,10 +132,12 @@ class Scheduling:
             job_id=firing.job_id or None)
         return "success" if result.ok else "failed"
 
-    def _not_run(self, schedule: Schedule, name: str, exc: WebJobsError) -> None:
+    def _not_run(self, schedule: Schedule, name: str, firing: Firing,
+                 exc: WebJobsError) -> None:
         """A firing whose job could not even start (deleted, renamed): a failed run."""
         now = time.time()
-        self.history.recorder.record(self._record(schedule, name, now).finished(
+        record = self._record(schedule, name, now, job_id=firing.job_id or None)
+        self.history.recorder.record(record.finished(
             outcome="failed", code=exc.code, message=exc.message, ended=now, runtime_ms=0,
             http_status=exc.http_status))
 
