@@ -5,13 +5,22 @@ nodes starting at once upgrade it once); :func:`pending_migrations` says what is
 missing (for a readiness probe); :func:`prepare_at_start` is what the hub runs before
 its stores are used. See :mod:`.runner` for how each backend is reached."""
 
-from hub.store.migrations.runner import (
+import logging
+
+# Before Alembic is imported: it logs each plugin it sets up, and the context it makes
+# at every start; the hub logs what an upgrade did instead.
+logging.getLogger("alembic").setLevel(logging.WARNING)
+
+from hub.store.migrations.runner import (  # noqa: E402
     current_revision,
     head_revision,
     pending_migrations,
     upgrade,
 )
-from hub.store.migrations.startup import prepare_at_start, upgrade_local_history
+from hub.store.migrations.startup import (  # noqa: E402
+    prepare_at_start,
+    upgrade_local_history,
+)
 
 __all__ = ["current_revision", "head_revision", "pending_migrations", "prepare_at_start",
            "upgrade", "upgrade_local_history"]

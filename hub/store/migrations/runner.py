@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,8 +51,6 @@ SCOPES = ("hub", "history")
 LOCK_KEY = 0x57454A4F42  # any constant shared by every node of the hub
 LOCK_NAME = "webjobs.schema_upgrade"
 LOCK_WAIT_S = 600
-# Alembic says which context it made at every start; the hub logs what an upgrade did.
-logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 @functools.cache
