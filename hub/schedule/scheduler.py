@@ -48,15 +48,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
-import itertools
 import logging
 import math
 import os
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
+from hub.schedule.launch import LEASE_S, OVERLAPPED, FireFn, Item, Launcher, MissedFn
 from hub.schedule.model import Schedule
-from hub.schedule.store import NOTIFY_CHANNEL, OpenRun, ScheduleStore
+from hub.schedule.store import NOTIFY_CHANNEL, ScheduleStore
 from hub.schedule.timing import (
     DB_DOWN,
     HUB_DOWN,
@@ -72,43 +72,34 @@ from hub.schedule.timing import (
     cached_cron,
     first_from,
     next_after,
-    retry_delay,
 )
 from hub.schedule.upkeep import NodeLiveness, Upkeep
 from hub.store.notify import Listener
-from shared.errors import StoreUnavailable, WebJobsError
+from shared.errors import WebJobsError
 
-__all__ = ["DB_DOWN", "HUB_DOWN", "OVERLAPPED", "STALLED", "UNCLAIMED", "Clock", "Firing",
-           "Missed", "NodeLiveness", "Scheduler", "SystemClock"]
+__all__ = ["DB_DOWN", "HUB_DOWN", "LEASE_S", "OVERLAPPED", "STALLED", "UNCLAIMED", "Clock",
+           "Firing", "Missed", "NodeLiveness", "Scheduler", "SystemClock"]
 
 log = logging.getLogger("webhub.schedule")
-T = TypeVar("T")
 
-OVERLAPPED = "the previous run was still going"
 GRACE_S = 5.0
 DRAIN_S = 30.0
 POLL_S = 15.0                  # where the database cannot notify
 SAFETY_POLL_S = 600.0          # where it can: notifications and resyncs do the work
 UPKEEP_S = 5.0
-LEASE_S = 30.0
 STALL_S = 1.0                  # a loop waking this late was stalled
-SKIP_WINDOW_S = 3600.0         # occurrences skipped for overlap: one record per window
 APPLY_SLICE = 500              # schedules adopted between turns of the event loop
 PRUNE_EVERY_S = 3600.0
 CLAIM_KEEP_S = 7 * 86400.0     # far beyond any grace or refresh: a live node never asks
 
-FireFn = Callable[[Schedule, Firing], Awaitable[str]]
-MissedFn = Callable[[Schedule, Missed], None]
 InterruptedFn = Callable[[Schedule, Firing, str], None]
-_Item = tuple[float, int, int, str, int]     # due, token, schedule id, run|retry, attempt
-_Start = tuple[Schedule, Firing, str]        # row, firing, claim key
 
 
 def _random_id() -> str:
     return f"job_{os.urandom(8).hex()}"
 
 
-class Scheduler:
+class Scheduler(Launcher):
     """``fire(schedule, firing)`` runs the job and returns its outcome ("success";
     anything else counts as failed); ``missed(schedule, missed)`` records occurrences
     that did not run, ``interrupted(schedule, firing, node)`` a run whose node died.
@@ -123,41 +114,21 @@ class Scheduler:
                  interrupted: InterruptedFn | None = None,
                  new_id: Callable[[], str] = _random_id, lease_s: float = LEASE_S,
                  upkeep_s: float = UPKEEP_S) -> None:
-        self.store = store
-        self.fire = fire
-        self.missed = missed
+        super().__init__(store, fire, missed, node, clock or SystemClock(), new_id=new_id,
+                         lease_s=lease_s)
         self.interrupted = interrupted
-        self.node = node
-        self.new_id = new_id
-        self.clock: Clock = clock or SystemClock()
         self.refresh_s = refresh_s if refresh_s is not None else (
             SAFETY_POLL_S if store.notifies else POLL_S)
         self.grace_s = grace_s
         self.drain_s = drain_s
-        self.lease_s = lease_s
         self.upkeep_s = upkeep_s
-        self.timeline = Timeline(self.clock.now())
         self.upkeep = Upkeep(self, liveness)
-        self._entries: dict[int, Entry] = {}
-        self._heap: list[_Item] = []
-        self._tokens = itertools.count()
-        self._running: dict[int, int] = {}           # schedule id -> runs going here
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._job_tasks: set[asyncio.Task[Any]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self._listener: Listener | None = None
-        self._wake = asyncio.Event()
-        self._changed = asyncio.Event()
-        self._busy = 0
         self._asleep_until: float | None = None
         self._next_refresh = 0.0
         self._next_upkeep = 0.0
         self._next_prune = 0.0
-        self._warned: set[tuple[object, str]] = set()
-
-    @property
-    def entries(self) -> dict[int, Entry]:
-        return self._entries
 
     # -- life cycle -------------------------------------------------------------------
 
@@ -268,11 +239,6 @@ class Scheduler:
         return (self._asleep_until is not None and self._asleep_until > self.clock.now()
                 and not self._wake.is_set() and self._busy == 0)
 
-    def _poke(self) -> None:
-        # Wakes every wait_idle; a fresh event for the next change.
-        self._changed.set()
-        self._changed = asyncio.Event()
-
     # -- the schedules in memory -----------------------------------------------------
 
     async def _apply(self, rows: list[Schedule], now: float) -> None:
@@ -325,13 +291,6 @@ class Scheduler:
         if want != entry.retry and want != entry.retry_taken:
             self.set_retry(entry, want)
 
-    def set_retry(self, entry: Entry, want: tuple[float, int] | None) -> None:
-        entry.retry = want
-        if want is not None:
-            heapq.heappush(self._heap, (want[0], next(self._tokens), entry.schedule.id,
-                                        "retry", want[1]))
-            self._wake.set()
-
     # -- the loop -----------------------------------------------------------------------
 
     async def _loop(self) -> None:
@@ -382,7 +341,7 @@ class Scheduler:
         if latest or retries:
             self._spawn(self._occur([*retries, *latest.values()]))
 
-    def _take(self, entry: Entry, item: _Item, now: float, latest: dict[int, Due],
+    def _take(self, entry: Entry, item: Item, now: float, latest: dict[int, Due],
               retries: list[Due]) -> None:
         due, token, sid, kind, attempt = item
         if kind == "retry":
@@ -401,33 +360,7 @@ class Scheduler:
             latest[sid] = Due(sid, due, 0, "scheduled")
             self._push_run(entry, next_after(entry.cron, due))
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        self._busy += 1
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        self._busy -= 1
-        if not task.cancelled() and (exc := task.exception()) is not None:
-            self.warn(("task", type(exc).__name__), "Scheduler task failed: %r", exc)
-        self._poke()
-
     # -- one occurrence -------------------------------------------------------------
-
-    async def call_store(self, what: str, call: Callable[..., T], *args: Any) -> T | None:
-        """A store call off the event loop; None (logged once) when the store fails."""
-        try:
-            done = await asyncio.to_thread(call, *args)
-        except WebJobsError as exc:
-            if isinstance(exc, StoreUnavailable):
-                self.timeline.store_failed()
-            self.warn(("store", what), "Schedule store failed (%s): %s", what, exc)
-            return None
-        self.timeline.store_ok(self.clock.now())
-        self._warned.discard(("store", repr((what,))))   # a new failure is told again
-        return done
 
     def _claim_round(self, due: list[Due]) -> set[tuple[int, str]]:
         """In a thread: claim, then move the watermark past the runs claimed at it."""
@@ -447,154 +380,6 @@ class Scheduler:
         if won:
             await self.launch([d for d in due if (d.sid, d.key) in won])
 
-    async def launch(self, mine: list[Due]) -> None:
-        """Run the claimed ``mine``: each whose row (read again) is still enabled, and
-        not overlapping under ``overlap: skip``. A claim won that cannot go on because
-        the store failed meanwhile is reported, never left silent."""
-        rows = await self.call_store("get", self.store.get_many, [d.sid for d in mine])
-        starts: list[_Start] = []
-        for d in mine:
-            if rows is None:
-                self._report_one(d, DB_DOWN)
-                continue
-            row = rows.get(d.sid)
-            if row is None or not row.enabled:
-                continue   # switched off or deleted: never run blind
-            if d.reason == "retry" and (row.retry_at, row.retry_attempt) != (d.t, d.attempt):
-                continue   # superseded (a newer run succeeded or failed meanwhile)
-            if row.overlap == "skip" and self._running.get(d.sid):
-                self._spawn(self._skipped(row, d.t))
-                continue
-            self._running[d.sid] = self._running.get(d.sid, 0) + 1   # now: same batch
-            starts.append((row, Firing(d.t, d.attempt, d.reason, self.new_id()), d.key))
-        if starts:
-            await self._begin(starts)
-
-    def _report_one(self, d: Due, reason: str) -> None:
-        entry = self._entries.get(d.sid)
-        if entry is not None:
-            self.report(entry.schedule, Missed(d.t, d.t, 1, reason))
-
-    def _prepare(self, starts: list[_Start]) -> set[int]:
-        """In a thread: take the leases of ``overlap: skip`` runs and note the runs as
-        going on; the schedule ids another node holds the lease of."""
-        until = self.clock.now() + self.lease_s
-        held = {row.id for row, _, _ in starts if row.overlap == "skip"
-                and not self.store.take_lease(row.id, self.node, until)}
-        self.store.begin_runs([OpenRun(row.id, key, self.node, f.occurrence, f.attempt,
-                                       f.reason, f.job_id)
-                               for row, f, key in starts if row.id not in held])
-        return held
-
-    async def _begin(self, starts: list[_Start]) -> None:
-        held = await self.call_store("lease", self._prepare, starts)
-        for row, firing, key in starts:
-            if held is None:
-                self._ran(row.id)
-                self.report(row, Missed(firing.occurrence, firing.occurrence, 1, DB_DOWN))
-            elif row.id in held:
-                self._ran(row.id)
-                self._spawn(self._skipped(row, firing.occurrence))
-            else:
-                self._spawn(self._run_job(row, firing, key))
-
-    async def _skipped(self, row: Schedule, t: float) -> None:
-        """An occurrence skipped for overlap, counted into its window's one record."""
-        counted = await self.call_store("skip", self.store.count_skip, row.id, t,
-                                        SKIP_WINDOW_S)
-        if counted is None:
-            self.report(row, Missed(t, t, 1, OVERLAPPED))
-            return
-        first, count = counted
-        self.report(row, Missed(first, t, count, OVERLAPPED,
-                                record_id=f"job_{int(first * 1000)}skip{row.id}"))
-
-    def _ran(self, sid: int) -> None:
-        self._running[sid] -= 1
-        if not self._running[sid]:
-            del self._running[sid]
-
-    async def _run_job(self, row: Schedule, firing: Firing, key: str) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        # A job task (with the recording of its outcome) is what stop() lets finish.
-        self._job_tasks.add(task)
-        leased = row.overlap == "skip"
-        keeper = asyncio.create_task(self._keep_lease(row.id)) if leased else None
-        try:
-            try:
-                outcome = await self._fire(row, firing)
-            finally:
-                if keeper is not None:
-                    keeper.cancel()
-            await self._after_run(row, firing, key, outcome)
-        finally:
-            self._job_tasks.discard(task)
-
-    async def _keep_lease(self, sid: int) -> None:
-        while True:
-            await self.clock.sleep_until(self.clock.now() + self.lease_s / 3)
-            kept = await self.call_store("lease", self.store.renew_lease, sid, self.node,
-                                         self.clock.now() + self.lease_s)
-            if kept is False:
-                self.warn((sid, "lease"), "Schedule %d: node %s lost its lease while the "
-                           "run went on (another node may start the next)", sid, self.node)
-
-    async def _fire(self, row: Schedule, firing: Firing) -> str:
-        sid = row.id
-        self._busy -= 1          # the job's own time is not the scheduler's work
-        self._poke()
-        try:
-            return await self.fire(row, firing)
-        except Exception as exc:
-            self.warn((sid, "fire"), "Schedule %d could not run job %s: %r", sid,
-                       row.job_name, exc)
-            return "failed"
-        finally:
-            self._busy += 1
-            self._ran(sid)
-
-    def _end_round(self, row: Schedule, firing: Firing, key: str, outcome: str) -> bool:
-        """In a thread: the run's row away, its outcome in the schedule's row; False
-        when another node took the run over (it found this node dead)."""
-        mine = self.store.end_run(row.id, key, self.node)
-        self.store.record_fire(row.id, firing.occurrence, outcome)
-        return mine
-
-    async def _after_run(self, row: Schedule, firing: Firing, key: str, outcome: str) -> None:
-        mine = await self.call_store("record", self._end_round, row, firing, key, outcome)
-        if mine is False:
-            return   # reported interrupted elsewhere, and retried by that node's rules
-        await self.apply_retry_policy(row, firing.attempt, outcome)
-
-    async def apply_retry_policy(self, row: Schedule, attempt: int, outcome: str) -> None:
-        """After attempt ``attempt`` of ``row`` ended in ``outcome``: a pending retry
-        cleared, or the next one set (in the row, for any node, and here)."""
-        entry = self._entries.get(row.id)
-        if outcome == "success":
-            if attempt or row.retry_at is not None:
-                await self.call_store("retry", self.store.set_retry, row.id, None, 0)
-                if entry is not None:
-                    entry.retry = None
-            return
-        following = attempt + 1
-        if following > row.max_retries:
-            if attempt:
-                await self.call_store("retry", self.store.set_retry, row.id, None, 0)
-            return
-        # Whole seconds: the time is compared after a round trip through any database.
-        at = float(math.ceil(self.clock.now() + retry_delay(following)))
-        await self.call_store("retry", self.store.set_retry, row.id, at, following)
-        if entry is not None:
-            self.set_retry(entry, (at, following))
-
-    def report(self, row: Schedule, missed: Missed) -> None:
-        try:
-            self.missed(row, missed)
-        except Exception as exc:
-            self.warn((row.id, "missed"), "Schedule %d: a missed run could not be recorded: "
-                       "%r", row.id, exc)
-
     # -- refresh ------------------------------------------------------------------------
 
     async def _refresh(self) -> None:
@@ -606,11 +391,3 @@ class Scheduler:
         if now >= self._next_prune:
             self._next_prune = now + PRUNE_EVERY_S
             await self.call_store("prune", self.store.prune_claims, now - CLAIM_KEEP_S)
-
-    def warn(self, key: tuple[object, ...], message: str, *args: object) -> None:
-        """Log a problem once at WARNING; the same problem again only at DEBUG."""
-        mark = (key[0], repr(key[1:]))
-        level = logging.DEBUG if mark in self._warned else logging.WARNING
-        self._warned.add(mark)
-        log.log(level, message, *args)
-
