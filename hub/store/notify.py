@@ -173,10 +173,13 @@ class Listener:
         :meth:`_received`; they are delivered in order between waits."""
         conn = self._conn
         pgconn = conn.pgconn
+        poller = select.poll()  # not select(): no limit on the socket's number
+        poller.register(conn.fileno(), select.POLLIN)
+        poller.register(self._wake_r.fileno(), select.POLLIN)
         while not self._stop.is_set():
             self._deliver()
-            ready, _, _ = select.select([conn.fileno(), self._wake_r], [], [], KEEPALIVE_S)
-            if self._wake_r in ready:
+            ready = {fd for fd, _ in poller.poll(KEEPALIVE_S * 1000)}
+            if self._wake_r.fileno() in ready:
                 return
             if not ready:
                 conn.execute("SELECT 1")  # raises when the connection is gone

@@ -58,6 +58,13 @@ def placeholders(sql: str) -> str:
     return _TOKENS.sub(replace, sql)
 
 
+def _readable(fd: int) -> bool:
+    """Whether the socket has something to read now (poll: no limit on fd numbers)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 class PsycopgDriver:
     """Opens, checks and reads the errors of psycopg connections to one database."""
 
@@ -100,7 +107,7 @@ class PsycopgDriver:
         if conn.info.transaction_status != self.psycopg.pq.TransactionStatus.IDLE:
             return False
         try:
-            spoken, _, _ = select.select([conn.fileno()], [], [], 0)
+            spoken = _readable(conn.fileno())
         except (OSError, ValueError):
             return False
         if not spoken and idle_s < self.idle_check_s:

@@ -6,6 +6,8 @@ again once it accepts them. A statement's own failure keeps its connection."""
 from __future__ import annotations
 
 import logging
+import os
+import resource
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -167,3 +169,24 @@ def test_a_clash_keeps_the_connection(kind: str, tmp_path: Path) -> None:
             assert db.read("SELECT k FROM keyed") == [(1,)]  # the transaction left nothing
         finally:
             db.close()
+
+
+def test_a_connection_past_fd_1024_is_reused(tmp_path: Path) -> None:
+    # A busy hub has sockets numbered past select()'s limit: checking one must not
+    # take it for dead (a new connection for every statement).
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+    fillers = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with fresh_database("postgresql", tmp_path) as url:
+            db = open_hub_database(url, pool_size=1)
+            try:
+                assert db._idle.queue[0][0].fileno() > 1024
+                pid = db.read_one("SELECT pg_backend_pid()")
+                assert db.read_one("SELECT pg_backend_pid()") == pid
+            finally:
+                db.close()
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
