@@ -98,7 +98,10 @@ def parse_database_url(url: str, setting: str, *,
     forms = ("sqlite:///<path>, odbc:<ODBC connection string> or "
              "postgresql://user:password@host:port/database" if native_postgresql
              else "sqlite:///<path> or odbc:<ODBC connection string>")
-    raise BadRequest(f"{setting} must be {forms}, not {text.split(':', 1)[0]!r}")
+    hint = ("; postgresql:// is for WEBHUB_DB (the hub's own tables), jobs reach PostgreSQL "
+            "through odbc:DRIVER={PostgreSQL Unicode};..."
+            if scheme in POSTGRESQL_SCHEMES and not native_postgresql else "")
+    raise BadRequest(f"{setting} must be {forms}, not {text.split(':', 1)[0]!r}{hint}")
 
 
 def utf8_parameters(pyodbc: Any, conn: Any) -> None:

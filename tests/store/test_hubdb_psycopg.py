@@ -39,8 +39,9 @@ def test_unreadable_postgresql_urls_name_the_setting(url: str) -> None:
 
 
 def test_the_jobs_database_takes_no_postgresql_url() -> None:
-    with pytest.raises(BadRequest, match=r"^WEBJOB_DB must be sqlite:///<path> or odbc:"):
+    with pytest.raises(BadRequest, match=r"^WEBJOB_DB must be sqlite:///<path> or odbc:") as no:
         parse_database_url("postgresql://u:pw@h/db", "WEBJOB_DB")
+    assert "postgresql:// is for WEBHUB_DB" in no.value.message and "pw" not in no.value.message
     with pytest.raises(BadRequest, match="postgresql://user:password@host:port/database"):
         parse_database_url("mysql://u@h/db", "WEBHUB_DB", native_postgresql=True)
 
