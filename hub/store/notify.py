@@ -157,9 +157,7 @@ class Listener:
     def _connect(self) -> None:
         from psycopg import sql
 
-        conn = self._driver.connect(application_name="webhub-listen",
-                                    keepalives=1, keepalives_idle=10,
-                                    keepalives_interval=5, keepalives_count=3)
+        conn = self._driver.connect(application_name="webhub-listen")
         conn.add_notify_handler(self._received)
         with self._lock:
             self._conn = conn

@@ -28,7 +28,6 @@ import re
 import select
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from hub.dburl import DatabaseUrl
 from hub.store.dialects import DIALECTS
@@ -38,6 +37,10 @@ __all__ = ["CONNECT_S", "PsycopgDriver", "placeholders"]
 
 CONNECT_S = 3   # libpq's connect_timeout: a server that does not answer fails fast
 IDLE_CHECK_S = 5.0
+# What a URL does not say itself: fail fast, and find out when the peer is gone (an
+# unanswered send gives up after 30 s, an idle connection is probed by keepalives).
+_DEFAULTS = {"connect_timeout": CONNECT_S, "keepalives": 1, "keepalives_idle": 30,
+             "keepalives_interval": 10, "keepalives_count": 3, "tcp_user_timeout": 30000}
 # Outages and transient refusals: the client should try again later.
 _UNAVAILABLE_STATES = ("08", "57P0", "53", "40001", "40P01", "55P03", "57014")
 # Quoted text, quoted names and comments pass through as they are; a ``?`` or ``%``
@@ -79,17 +82,20 @@ class PsycopgDriver:
         self.label = label
         self.idle_check_s = IDLE_CHECK_S
         try:
-            self._password = unquote(urlsplit(url.target).password or "")
-        except ValueError:
-            self._password = ""
+            given = importlib.import_module("psycopg.conninfo").conninfo_to_dict(url.target)
+        except self.psycopg.Error:
+            raise BadRequest(f"{setting}: the PostgreSQL URL cannot be read: {url}") from None
+        self._password = str(given.get("password") or "")
+        self._options = {k: v for k, v in _DEFAULTS.items() if k not in given}
 
     # -- connections ----------------------------------------------------------------
 
-    def connect(self, *, application_name: str = "webhub", **options: Any) -> Any:
+    def connect(self, *, application_name: str = "webhub") -> Any:
+        """A new connection, autocommit; StoreUnavailable (soon: ``connect_timeout``)
+        when the server cannot be reached or refuses it."""
+        options = {"application_name": application_name, **self._options}
         try:
-            conn = self.psycopg.connect(self.url.target, autocommit=True,
-                                        connect_timeout=CONNECT_S,
-                                        application_name=application_name, **options)
+            conn = self.psycopg.connect(self.url.target, autocommit=True, **options)
         except self.psycopg.Error as exc:
             raise StoreUnavailable(f"The {self.label} ({self.url}) is unavailable: "
                                    f"{self.message(exc)}") from None

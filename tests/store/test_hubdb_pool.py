@@ -135,10 +135,12 @@ def test_a_refusing_database_fails_fast_then_works_again(kind: str, tmp_path: Pa
         _use(db, 1)
 
 
-def test_a_database_that_is_down_fails_fast_without_its_password() -> None:
+@pytest.mark.parametrize("url", ["postgresql://hub:s3cret-pw@127.0.0.1:1/hub",
+                                 "postgresql://hub@127.0.0.1:1/hub?password=s3cret-pw"])
+def test_a_database_that_is_down_fails_fast_without_its_password(url: str) -> None:
     started = time.monotonic()
     with pytest.raises(StoreUnavailable) as caught:
-        open_hub_database("postgresql://hub:s3cret-pw@127.0.0.1:1/hub")
+        open_hub_database(url)
     assert time.monotonic() - started < FAST_S
     message = caught.value.message
     assert "s3cret" not in message and "postgresql://hub@127.0.0.1:1/hub" in message
