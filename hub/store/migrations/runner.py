@@ -27,7 +27,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ SCOPES = ("hub", "history")
 LOCK_KEY = 0x57454A4F42  # any constant shared by every node of the hub
 LOCK_NAME = "webjobs.schema_upgrade"
 LOCK_WAIT_S = 600
+OPEN_RETRY_S = 10.0
 
 
 @functools.cache
@@ -135,11 +137,11 @@ def _engine(db: HubDatabase) -> Engine:
     name = db.dialect.name
     if db.url.kind == "sqlite":
         return create_engine("sqlite+pysqlite://", poolclass=NullPool,
-                             creator=lambda: _sqlite_waiting(db.driver.connect()))
+                             creator=lambda: _sqlite_waiting(db.driver.connect))
     if db.url.kind == "odbc" and name == "sqlite":
         path = _odbc_sqlite_file(db.url.target, db.setting)
         return create_engine("sqlite+pysqlite://", poolclass=NullPool,
-                             creator=lambda: _sqlite_waiting(_open_sqlite(path)))
+                             creator=lambda: _sqlite_waiting(lambda: _open_sqlite(path)))
     if name == "mssql":
         raise BadRequest(f"{db.setting}: the hub cannot upgrade its tables on SQL Server "
                          "(its upgrades are tested on SQLite, PostgreSQL and MariaDB only)")
@@ -160,10 +162,21 @@ def _hub_connection(db: HubDatabase) -> Any:
     return conn
 
 
-def _sqlite_waiting(conn: sqlite3.Connection) -> sqlite3.Connection:
-    # The hub's own connection (its file mode, WAL, pragmas); isolation_level None, so
-    # the transaction is the one _locked begins; the long timeout waits for another
-    # node's upgrade.
+def _sqlite_waiting(open_file: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
+    """The hub's own connection (its file mode, WAL, pragmas), with a busy timeout
+    long enough to wait for another node's upgrade. isolation_level is None, so the
+    transaction is the one _locked begins."""
+    deadline = time.monotonic() + OPEN_RETRY_S
+    while True:
+        try:
+            conn = open_file()
+            break
+        except StoreUnavailable as exc:
+            # Two nodes opening a new file at once: one finds it locked while the other
+            # turns WAL on, an answer SQLite gives at once, without its busy wait.
+            if "locked" not in exc.message or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
     conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_S * 1000}")
     return conn
 
