@@ -63,6 +63,7 @@ class Launcher:
         self._running: dict[int, int] = {}           # schedule id -> runs going here
         self._tasks: set[asyncio.Task[None]] = set()
         self._job_tasks: set[asyncio.Task[Any]] = set()
+        self.live_runs: set[str] = set()             # history ids of the runs going here
         self._wake = asyncio.Event()
         self._changed = asyncio.Event()
         self._busy = 0
@@ -159,6 +160,7 @@ class Launcher:
                 self._ran(row.id)
                 self._spawn(self._skipped(row, firing.occurrence))
             else:
+                self.live_runs.add(firing.job_id)
                 self._spawn(self._run_job(row, firing, key))
 
     async def _skipped(self, row: Schedule, t: float) -> None:
@@ -193,6 +195,7 @@ class Launcher:
             await self._after_run(row, firing, key, outcome)
         finally:
             self._job_tasks.discard(task)
+            self.live_runs.discard(firing.job_id)
 
     async def _keep_lease(self, sid: int) -> None:
         while True:

@@ -20,7 +20,8 @@ Gaps
 Interrupted runs
     Every run a node starts has a row until it ends. The rows of nodes that stopped
     beating (``NodeLiveness.dead_nodes``), and at start this node's own from its last
-    life, are taken over one by one: the node whose DELETE lands writes the
+    life (again at each round until the store could be asked), and at stop the runs
+    it cancelled, are taken over one by one: the node whose DELETE lands writes the
     ``interrupted`` record (with the run's own history id, so a record the dead node
     left is completed, not doubled) and applies the schedule's retry policy, once.
 """
@@ -80,6 +81,7 @@ class Upkeep:
         self.s = scheduler
         self.liveness = liveness
         self._under_way = False
+        self._own_pending = True     # the runs its last life left: not looked for yet
 
     @property
     def settle_s(self) -> float:
@@ -91,7 +93,7 @@ class Upkeep:
             return
         self._under_way = True
         try:
-            await self.sweep(own=False)
+            await self.sweep(own=self._own_pending)
             await self.account(now)
         finally:
             self._under_way = False
@@ -207,7 +209,14 @@ class Upkeep:
             dead.add(s.node)
         if not dead:
             return
-        for run in await s.call_store("runs", s.store.open_runs, dead) or []:
+        runs = await s.call_store("runs", s.store.open_runs, dead)
+        if runs is None:
+            return
+        if own:
+            self._own_pending = False
+        for run in runs:
+            if run.job_id in s.live_runs:
+                continue   # this node's, going on now (its last life's are not)
             if await s.call_store("take over", s.store.take_over, run):
                 await self._interrupted(run)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ from hub.schedule.scheduler import (
     Scheduler,
     SystemClock,
 )
-from hub.schedule.store import SCHEDULE_TABLE, ScheduleStore
+from hub.schedule.store import SCHEDULE_TABLE, OpenRun, ScheduleStore
 from hub.schedule.timing import RETRY_CAP_S, retry_delay
 from hub.store.hubdb import HubDatabase, open_hub_database
 from shared.errors import StoreUnavailable
@@ -336,3 +336,33 @@ def test_three_nodes_fire_each_occurrence_once(pg_url: str) -> None:
         assert world.jobs.times(other) == [float(k) for k in range(2, 21, 2)]
 
     asyncio.run(main())
+
+
+class LateStore(ScheduleStore):
+    """A database that cannot say which runs are open until the clock reaches ``up``."""
+
+    def __init__(self, inner: ScheduleStore, up: float) -> None:
+        super().__init__(inner.db, clock=inner.clock)
+        self.up = up
+
+    def open_runs(self, nodes: Iterable[str]) -> list[OpenRun]:
+        if self.clock() < self.up:
+            raise StoreUnavailable("The hub database is unavailable: gone")
+        return super().open_runs(nodes)
+
+
+@pytest.mark.expected_warning
+def test_runs_a_last_life_left_are_reported_once_the_store_answers(tmp_path: Path) -> None:
+    async def body(w: World) -> None:
+        sid = w.add("0 0 * * *")
+        left = OpenRun(sid, "2026-11-18T00:00:00Z", "n1", T0 - 86400, 0, "scheduled", "job_x")
+        w.store.begin_runs([left])
+        node = w.node("n1", store=LateStore(w.store, T0 + 3))
+        await node.start()                               # the store cannot tell yet
+        await w.run_until(12)
+        ((gone, firing, name),) = w.jobs.interrupted
+        assert (gone, firing.job_id, firing.occurrence, name) == (sid, "job_x", T0 - 86400,
+                                                                  "n1")
+        assert w.store.open_runs({"n1"}) == []
+
+    run(tmp_path, body)
