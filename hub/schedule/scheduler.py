@@ -104,7 +104,8 @@ class Scheduler(Launcher):
     anything else counts as failed); ``missed(schedule, missed)`` records occurrences
     that did not run, ``interrupted(schedule, firing, node)`` a run whose node died.
     All are called on the event loop, so the last two must be quick. ``node`` names
-    this hub in claims; ``liveness`` says which nodes stopped beating; ``new_id``
+    this hub in claims; ``liveness`` says which nodes beat (the others' runs are
+    taken over); ``new_id``
     makes history ids; ``clock`` is faked by tests."""
 
     def __init__(self, store: ScheduleStore, fire: FireFn, missed: MissedFn, node: str,

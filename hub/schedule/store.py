@@ -337,19 +337,17 @@ class ScheduleStore:
         self.release_lease(schedule_id, node)
         return self.take_over(OpenRun(schedule_id, occurrence, node, 0.0, 0, "", ""))
 
-    def open_runs(self, nodes: Iterable[str]) -> list[OpenRun]:
-        """The runs ``nodes`` started and did not end."""
+    def open_runs(self, nodes: Iterable[str] | None = None) -> list[OpenRun]:
+        """The runs ``nodes`` (None: any node) started and did not end; the table holds
+        only the runs going on, so it is read whole."""
         self.ensure_schema()
-        names = sorted(set(nodes))
-        found: list[OpenRun] = []
-        for chunk in _chunks(names):
-            for sid, occ, node, due, attempt, reason, job_id in self.db.read(
-                    "SELECT ScheduleID, Occurrence, Node, DueAt, Attempt, Reason, JobID FROM "
-                    f"{RUN_TABLE} WHERE Node IN ({', '.join('?' * len(chunk))}) "
-                    "ORDER BY ScheduleID, Occurrence", list(chunk)):
-                found.append(OpenRun(int(sid), str(occ), str(node), float(due), int(attempt),
-                                     str(reason), str(job_id)))
-        return found
+        wanted = None if nodes is None else set(nodes)
+        found = [OpenRun(int(sid), str(occ), str(node), float(due), int(attempt), str(reason),
+                         str(job_id))
+                 for sid, occ, node, due, attempt, reason, job_id in self.db.read(
+                     "SELECT ScheduleID, Occurrence, Node, DueAt, Attempt, Reason, JobID FROM "
+                     f"{RUN_TABLE} ORDER BY ScheduleID, Occurrence")]
+        return [r for r in found if wanted is None or r.node in wanted]
 
     def take_over(self, run: OpenRun) -> bool:
         """Take a dead node's run to report it: True for the one node whose DELETE landed.

@@ -19,7 +19,8 @@ Gaps
 
 Interrupted runs
     Every run a node starts has a row until it ends. The rows of nodes that stopped
-    beating (``NodeLiveness.dead_nodes``), and at start this node's own from its last
+    beating (not among ``NodeLiveness.alive_nodes`` for a while), and at start this
+    node's own from its last
     life (again at each round until the store could be asked), and at stop the runs
     it cancelled, are taken over one by one: the node whose DELETE lands writes the
     ``interrupted`` record (with the run's own history id, so a record the dead node
@@ -70,10 +71,12 @@ def _none() -> MissedPlan:
 
 
 class NodeLiveness(Protocol):
-    """Which nodes of the cluster stopped beating (past the node timeout). Called in a
-    thread; may raise the store's errors."""
+    """The nodes of the cluster beating now (within the node timeout), this one among
+    them when its own beats land. Called in a thread; may raise the store's errors.
+    Asked for the living rather than the dead: a dead node's heartbeat row may be
+    forgotten once its runs are swept, while its scheduled runs are still open."""
 
-    def dead_nodes(self) -> set[str]: ...
+    def alive_nodes(self) -> set[str]: ...
 
 
 class Upkeep:
@@ -82,6 +85,7 @@ class Upkeep:
         self.liveness = liveness
         self._under_way = False
         self._own_pending = True     # the runs its last life left: not looked for yet
+        self._suspects: dict[str, float] = {}   # node -> first seen not beating
 
     @property
     def settle_s(self) -> float:
@@ -199,26 +203,39 @@ class Upkeep:
 
     # -- dead nodes' runs -------------------------------------------------------------
 
+    @property
+    def confirm_s(self) -> float:
+        return 2 * self.s.upkeep_s
+
     async def sweep(self, *, own: bool) -> None:
+        """Take over the open runs of this node's last life (``own``) and of nodes not
+        beating for a while: seen so at rounds ``confirm_s`` apart, while this node's
+        own beats land (after an outage every node's last beat looks old until each
+        has beaten again; none is taken for dead meanwhile)."""
         s = self.s
-        dead: set[str] = set()
+        alive: set[str] | None = None
         if self.liveness is not None:
-            dead = await s.call_store("liveness", self.liveness.dead_nodes) or set()
-            dead.discard(s.node)   # a node alive enough to ask is not dead
-        if own:
-            dead.add(s.node)
-        if not dead:
+            alive = await s.call_store("liveness", self.liveness.alive_nodes)
+        if not own and (alive is None or s.node not in alive):
             return
-        runs = await s.call_store("runs", s.store.open_runs, dead)
+        runs = await s.call_store("runs", s.store.open_runs, None)
         if runs is None:
             return
         if own:
             self._own_pending = False
-        for run in runs:
-            if run.job_id in s.live_runs:
-                continue   # this node's, going on now (its last life's are not)
+        for run in self._to_take(runs, own, alive):
             if await s.call_store("take over", s.store.take_over, run):
                 await self._interrupted(run)
+
+    def _to_take(self, runs: list[OpenRun], own: bool, alive: set[str] | None) -> list[OpenRun]:
+        s, now = self.s, self.s.clock.now()
+        mine = [r for r in runs if r.node == s.node and own and r.job_id not in s.live_runs]
+        if alive is None or s.node not in alive:
+            return mine
+        gone = {r.node for r in runs if r.node != s.node and r.node not in alive}
+        self._suspects = {n: self._suspects.get(n, now) for n in gone}
+        sure = {n for n, since in self._suspects.items() if now - since >= self.confirm_s}
+        return mine + [r for r in runs if r.node in sure]
 
     async def _interrupted(self, run: OpenRun) -> None:
         s = self.s

@@ -89,13 +89,13 @@ def preview(cron: str, timezone: str) -> dict[str, Any]:
 
 class RegistryLiveness:
     """The cluster's heartbeats (:class:`~hub.cluster.nodes.NodeRegistry`) as the
-    scheduler asks them: the names of the nodes that stopped beating."""
+    scheduler asks them: the names of the nodes beating now."""
 
     def __init__(self, registry: NodeRegistry) -> None:
         self.registry = registry
 
-    def dead_nodes(self) -> set[str]:
-        return {entry.node for entry in self.registry.dead_nodes()}
+    def alive_nodes(self) -> set[str]:
+        return set(self.registry.alive_names())
 
 
 class Scheduling:

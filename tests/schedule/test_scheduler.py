@@ -345,7 +345,7 @@ class LateStore(ScheduleStore):
         super().__init__(inner.db, clock=inner.clock)
         self.up = up
 
-    def open_runs(self, nodes: Iterable[str]) -> list[OpenRun]:
+    def open_runs(self, nodes: Iterable[str] | None = None) -> list[OpenRun]:
         if self.clock() < self.up:
             raise StoreUnavailable("The hub database is unavailable: gone")
         return super().open_runs(nodes)

@@ -64,7 +64,7 @@ def test_a_node_that_stops_beating_leaves_one_interrupted_run_retried_once(
         assert (gone, firing.occurrence, firing.attempt, node) == (sid, T0, 0, victim)
         assert firing.job_id == w.jobs.job_ids[0]       # the run's own history id
         assert [(t - T0, a, r) for _, t, a, r in w.jobs.fired] == [
-            (0, 0, "scheduled"), (35, 1, "retry")]      # found at the round at +5
+            (0, 0, "scheduled"), (45, 1, "retry")]      # suspected at +5, sure at +15
         assert victim not in w.jobs.fired_on[1:]
         row = w.store.get(sid)
         assert row is not None and (row.retry_at, row.retry_attempt) == (None, 0)

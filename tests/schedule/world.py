@@ -152,14 +152,14 @@ class Jobs:
 
 
 class Liveness:
-    """Which nodes stopped beating, as the tests say (until hub/cluster/nodes.py's
-    heartbeat table is there to ask)."""
+    """Which nodes beat, as the tests say: all of the world's but the ``dead``."""
 
-    def __init__(self) -> None:
+    def __init__(self, world: World) -> None:
+        self.world = world
         self.dead: set[str] = set()
 
-    def dead_nodes(self) -> set[str]:
-        return set(self.dead)
+    def alive_nodes(self) -> set[str]:
+        return {node.node for node in self.world.nodes} - self.dead
 
 
 class World:
@@ -167,7 +167,7 @@ class World:
         self.store = store
         self.clock = clock
         self.jobs = Jobs(clock)
-        self.liveness = Liveness()
+        self.liveness = Liveness(self)
         self.nodes: list[Scheduler] = []
         self.clocks: dict[str, ClockView] = {}
 
