@@ -105,8 +105,7 @@ class Scheduler(Launcher):
     that did not run, ``interrupted(schedule, firing, node)`` a run whose node died.
     All are called on the event loop, so the last two must be quick. ``node`` names
     this hub in claims; ``liveness`` says which nodes beat (the others' runs are
-    taken over); ``new_id``
-    makes history ids; ``clock`` is faked by tests."""
+    taken over); ``new_id`` makes history ids; ``clock`` is faked by tests."""
 
     def __init__(self, store: ScheduleStore, fire: FireFn, missed: MissedFn, node: str,
                  clock: Clock | None = None, refresh_s: float | None = None, *,
