@@ -11,6 +11,7 @@ from starlette.requests import Request
 
 from hub.abuse import RateLimiter, SignInThrottle, client_address
 from hub.auth import Caller, Identity, check_owner, check_same_origin, run_caller
+from hub.cluster.nodes import NodeRegistry
 from hub.engine.engine import Engine
 from hub.secrets.service import SecretsService
 from hub.services.catalog import Catalog
@@ -40,6 +41,7 @@ class Hub:
     scheduling: Scheduling
     debug_sessions: DebugSessions
     secrets: SecretsService
+    nodes: NodeRegistry | None = None  # this node's heartbeat and the cluster's other nodes
 
 
 def hub_of(request: Request) -> Hub:
@@ -110,7 +112,7 @@ async def caller_of(request: Request, page_job: bool | None = None) -> Caller:
     hub = hub_of(request)
     proof = ("authorization" in request.headers or "x-api-key" in request.headers
              or bool(request.cookies))
-    if proof and hub.users.db.url.kind == "odbc":
+    if proof and hub.users.db.url.is_server:
         caller = await asyncio.to_thread(hub.identity.resolve, request.headers,
                                          request.cookies)
     else:

@@ -4,7 +4,6 @@ service and shapes the answer."""
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from fastapi import APIRouter
@@ -33,7 +32,6 @@ from shared.errors import (
     BadRequest,
     JobDoesNotParse,
     JobFailed,
-    NotFound,
     WebJobsError,
 )
 from shared.text import clean_text
@@ -82,9 +80,9 @@ async def available(request: Request) -> dict[str, Any]:
 @router.get("/running")
 async def running(request: Request) -> dict[str, Any]:
     await owner_of(request)
-    now = time.monotonic()
-    runs = [{"jobId": r.job_id, "jobName": r.job_name, "source": r.origin,
-             "runtime": int((now - r.started) * 1000)} for r in hub_of(request).engine.running()]
+    runs = [{"jobId": r.job_id, "jobName": r.job_name, "source": r.source,
+             "runtime": r.runtime_ms, "node": r.node}
+            for r in await hub_of(request).runner.in_flight()]
     return {"running": runs}
 
 
@@ -230,9 +228,12 @@ async def delete(name: str, request: Request) -> dict[str, Any]:
 @router.post("/{job_id}/stop")
 async def stop(job_id: str, request: Request) -> Response:
     await owner_of(request)
-    if not hub_of(request).engine.stop(job_id):
-        raise NotFound(f"No run '{job_id}' is in flight on this node")
-    return JSONResponse({"success": True, "stopped": True})
+    done = await hub_of(request).runner.stop(job_id)
+    if done.here:
+        return JSONResponse({"success": True, "stopped": True, "node": done.node})
+    # Another node runs it: the stop is passed on there, and the run ends shortly.
+    return JSONResponse({"success": True, "stopped": False, "passedOn": True,
+                         "node": done.node})
 
 
 @router.api_route("/{name}", methods=["GET", "POST"])

@@ -72,6 +72,11 @@ class NodeEntry:
     started: float
     beat: float
 
+    @property
+    def swept(self) -> bool:
+        """A dead node's row while another node takes over its leftovers."""
+        return self.instance.startswith(SWEPT)
+
     def alive(self, now: float, timeout_s: float) -> bool:
         return self.beat >= now - timeout_s and not self._gone_from_this_host()
 
@@ -119,7 +124,7 @@ class NodeStore:
                 held = self._held(tx, me.node)
                 if held is not None:
                     if (held.instance != me.instance and held.alive(me.beat, timeout_s)
-                            and not held.instance.startswith(SWEPT)):
+                            and not held.swept):
                         raise _taken(me, held)
                     tx.write("DELETE FROM webhub_nodes WHERE node = ?", (me.node,))
                 tx.write(f"INSERT INTO webhub_nodes ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
@@ -149,7 +154,8 @@ class NodeStore:
             f"SELECT {_COLUMNS} FROM webhub_nodes ORDER BY node")]
 
     def alive(self, now: float, timeout_s: float) -> list[NodeEntry]:
-        return [n for n in self.nodes() if n.alive(now, timeout_s)]
+        """Nodes beating (a dead node's row being swept is neither alive nor dead)."""
+        return [n for n in self.nodes() if n.alive(now, timeout_s) and not n.swept]
 
     def dead(self, now: float, timeout_s: float) -> list[NodeEntry]:
         return [n for n in self.nodes() if not n.alive(now, timeout_s)]
@@ -158,9 +164,13 @@ class NodeStore:
         """Mark ``dead``'s row as being swept by node ``by``; True for the one node that
         wins (the row unchanged since it was read: not beaten, not taken already)."""
         self._ready()
+        # The row looks alive (the sweeper's host, process and time) while it is swept,
+        # so no other node sweeps it too; dead again if the sweeper dies before the end.
         return self.db.write(
-            "UPDATE webhub_nodes SET instance = ? WHERE node = ? AND instance = ? AND beat = ?",
-            (f"{SWEPT}{by}", dead.node, dead.instance, dead.beat)) == 1
+            "UPDATE webhub_nodes SET instance = ?, host = ?, pid = ?, beat = ? "
+            "WHERE node = ? AND instance = ? AND beat = ?",
+            (f"{SWEPT}{by}", socket.gethostname(), os.getpid(), time.time(), dead.node,
+             dead.instance, dead.beat)) == 1
 
     def forget(self, node: str, instance: str) -> None:
         """Delete the row of ``node`` while ``instance`` holds it."""
@@ -201,7 +211,7 @@ class NodeRegistry:
         with contextlib.suppress(StoreUnavailable):
             for held in self.store.nodes():
                 if (held.node == me.node and held.alive(me.beat, self.timeout_s)
-                        and not held.instance.startswith(SWEPT)):
+                        and not held.swept):
                     raise _taken(me, held)
 
     def claim(self) -> NodeEntry | None:

@@ -33,6 +33,7 @@ from hub.history.record import (
     Caller as RecordCaller,
 )
 from hub.history.recorder import Recorder
+from hub.history.sqlstore import INTERRUPTED
 from hub.settings import Settings
 
 __all__ = ["RUNNING_VISIBLE_AFTER_S", "History", "RunStart", "open_history", "record_caller"]
@@ -151,6 +152,11 @@ class History:
     async def job_stats(self, names: Sequence[str]) -> dict[str, JobStats]:
         return await asyncio.to_thread(self.store.job_stats, list(names))
 
+    @property
+    def shared(self) -> bool:
+        """Every node writes this history (``sql``, ``mongo``), not just this one."""
+        return self.store.kind != "local"
+
     def describe(self) -> dict[str, Any]:
         return {"kind": self.store.kind, "storeReachable": not self.recorder.store_down,
                 "spooled": self.recorder.spooled()}
@@ -161,13 +167,25 @@ class History:
         """Runs this node left ``running`` when it stopped are ``interrupted`` now, before
         any new run is recorded (retention is applied later, in the background)."""
         try:
-            marked = self.store.mark_interrupted(self.node, time.time())
+            marked = self.mark_interrupted(self.node)
             if marked:
                 log.info("%d runs left running by the last start of node %s are now "
                          "marked interrupted", marked, self.node)
         except Exception as exc:  # an unreachable store must not stop the hub starting
             log.info("run history store not ready at start (%s); runs will be spooled",
                      getattr(exc, "message", None) or type(exc).__name__)
+
+    def mark_interrupted(self, node: str, started: Sequence[RunRecord] = ()) -> int:
+        """``node``'s runs left ``running`` become ``interrupted``, and so do the runs it
+        had begun (``started``, from the cluster's registry) that have no record yet (a
+        node killed in a run's first moment); how many. In a worker thread."""
+        now = time.time()
+        code, message = INTERRUPTED
+        unrecorded = [run.finished(outcome="interrupted", code=code, message=message, ended=now)
+                      for run in started if self.store.get(run.job_id) is None]
+        if unrecorded:
+            self.store.put(unrecorded)
+        return len(unrecorded) + self.store.mark_interrupted(node, now)
 
     def close(self) -> None:
         self.recorder.close()

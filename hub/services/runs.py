@@ -3,7 +3,9 @@
 It resolves the header and limits, builds the engine's ``RunRequest``, records
 the run in history (when a worker starts it, and when it ends), logs one line per
 finished run (with the ``ref`` every failure carries) and keeps the hub's
-warnings about headers.
+warnings about headers. On a hub database the nodes share, each run is in the
+cluster's registry while it is in flight (:mod:`hub.cluster.runs`): every node
+lists it, and a stop sent to any node reaches it.
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hub.auth import Caller, check_job_access
+from hub.cluster.nodes import NodeRegistry
+from hub.cluster.registry import LiveRun, RunsStore
+from hub.cluster.runs import ClusterRuns
 from hub.engine.engine import BridgeHost, DebugHost, Engine, RunRequest, RunResult
 from hub.engine.modules import installed_builds, mentioned
 from hub.secrets.logmask import LOG_MASK
 from hub.services.answer_rules import answer_problem
-from hub.services.history import History, RunStart
+from hub.services.history import History, RunStart, record_caller
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
 from shared.errors import JobFailed, NotFound
@@ -30,6 +35,25 @@ from shared.header import JobHeader, ResolvedLimits, parse_header, resolve_limit
 from shared.ndjson import LogLine
 
 log = logging.getLogger("webhub.runs")
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """A run in flight somewhere in the cluster, for ``/running``."""
+
+    job_id: str
+    job_name: str
+    source: str
+    runtime_ms: int
+    node: str
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Where a stop went: ``here`` (this node stopped the run) or passed on to ``node``."""
+
+    node: str
+    here: bool
 
 
 @dataclass(frozen=True)
@@ -71,7 +95,8 @@ def checked_answer(result: RunResult) -> RunResult:
 
 class JobRunner:
     def __init__(self, settings: Settings, store: JobStore, engine: Engine,
-                 history: History | None = None, secrets: SecretValues | None = None) -> None:
+                 history: History | None = None, secrets: SecretValues | None = None,
+                 nodes: NodeRegistry | None = None) -> None:
         self.settings = settings
         self.secrets = secrets
         self.store = store
@@ -83,6 +108,8 @@ class JobRunner:
         # unchanged since its last run, so neither its header nor the modules it
         # mentions are worked out again.
         self._described: dict[tuple[str, str, int | None], LoadedJob] = {}
+        self.nodes = nodes
+        self.cluster = _cluster_runs(nodes, engine, history)
 
     def describe(self, name: str, code: str, version: int | None = None) -> LoadedJob:
         key = (name, code, version)
@@ -136,14 +163,48 @@ class JobRunner:
             modules=job.modules,
             debugger=debugger, bridge=bridge, secret_names=names, secrets=values,
             isolation=job.header.isolation)
-        with LOG_MASK.hold(values.values()):  # until the run's last log line
-            if self.history is None:
-                result = await self._engine_result(req)
-            else:
-                result = await self._recorded(req, job, caller, params, schedule)
-            result.ref = req.ref
-            self._log_result(job.name, result, origin, req.ref)
+        cluster = self.cluster
+        if cluster is not None:
+            await cluster.enter(_live_run(req, job, caller, schedule, cluster.node))
+        try:
+            with LOG_MASK.hold(values.values()):  # until the run's last log line
+                if self.history is None:
+                    result = await self._engine_result(req)
+                else:
+                    result = await self._recorded(req, job, caller, params, schedule)
+                result.ref = req.ref
+                self._log_result(job.name, result, origin, req.ref)
+        finally:
+            if cluster is not None:
+                cluster.leave(req.job_id)
         return result
+
+    # -- the cluster's runs ---------------------------------------------------------------
+
+    async def in_flight(self) -> list[InFlight]:
+        """This node's runs (as the engine sees them), then the other live nodes'."""
+        now = time.monotonic()
+        node = self.settings.node
+        runs = [InFlight(r.job_id, r.job_name, r.origin, int((now - r.started) * 1000), node)
+                for r in self.engine.running()]
+        if self.cluster is None:
+            return runs
+        wall = time.time()
+        others = await asyncio.to_thread(self.cluster.in_flight)
+        return runs + [InFlight(r.job_id, r.job_name, r.source,
+                                max(0, int((wall - r.started) * 1000)), r.node)
+                       for r in others if r.node != node]
+
+    async def stop(self, job_id: str) -> Stopped:
+        """Stop the run here, or pass the stop on to the node running it."""
+        if self.engine.stop(job_id):
+            return Stopped(self.settings.node, here=True)
+        owner = None
+        if self.cluster is not None:
+            owner = await asyncio.to_thread(self.cluster.request_stop, job_id)
+        if owner is None:
+            raise NotFound(f"No run '{job_id}' is in flight on any node")
+        return Stopped(owner, here=False)
 
     async def _engine_result(self, req: RunRequest) -> RunResult:
         """``req`` run and its answer checked. While it runs, the engine points
@@ -202,3 +263,20 @@ class JobRunner:
         result.error.ref = ref
         log.info("[WebJob:%s] %s failed %s: %s ref=%s (%s)", name, result.job_id,
                  result.error.code, result.error.message, ref, origin)
+
+
+def _cluster_runs(nodes: NodeRegistry | None, engine: Engine,
+                  history: History | None) -> ClusterRuns | None:
+    """The cluster's registry of runs, on a hub database several nodes can share; on the
+    embedded SQLite file a node is alone and its runs stay its own."""
+    if nodes is None or nodes.store.db.kind == "sqlite" or history is None:
+        return None
+    return ClusterRuns(RunsStore(nodes.store.db), nodes, stop=engine.stop,
+                       interrupt=history.mark_interrupted, history_shared=history.shared)
+
+
+def _live_run(req: RunRequest, job: LoadedJob, caller: Caller,
+              schedule: tuple[str, str] | None, node: str) -> LiveRun:
+    return LiveRun(req.job_id, node, job.name, req.origin, time.time(), record_caller(caller),
+                   req.ref, job.version, str(req.request.get("method") or ""),
+                   schedule[0] if schedule else None, schedule[1] if schedule else None)

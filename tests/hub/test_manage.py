@@ -401,11 +401,13 @@ def test_running_and_stop(hub: HubProcess, client: httpx.Client) -> None:
         assert json.loads(next(lines))["message"] == "started"
         run = wait_for_run(client, "public_slow")
         assert run["jobId"].startswith("job_") and run["source"] == "http"
+        assert run["node"] == "test-node"
         assert isinstance(run["runtime"], int) and 0 <= run["runtime"] < 10000
         refused(client.post(f"{API}/{run['jobId']}/stop"), 401, "AUTH-SESSION-001")
         assert wait_for_run(client, "public_slow")["jobId"] == run["jobId"]  # still running
         stop = client.post(f"{API}/{run['jobId']}/stop", headers=AUTH)
-        assert stop.status_code == 200 and stop.json() == {"success": True, "stopped": True}
+        assert stop.status_code == 200 and stop.json() == {"success": True, "stopped": True,
+                                                    "node": "test-node"}
         rest = [parse_line(line) for line in lines if line.strip()]
     assert time.monotonic() - t0 < 5  # ended by the stop, not by the 10 s sleep
     (failure,) = rest

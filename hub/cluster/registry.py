@@ -1,0 +1,142 @@
+"""The cluster's runs in flight: one ``webhub_running`` row per run, in the hub database.
+
+A node writes a run's row before the run's code can start (see
+:class:`hub.cluster.runs.ClusterRuns`), so a node killed at any moment leaves the
+run findable by the others; the row goes once the run has ended. A stop asked on
+another node is a mark on the row (``stop_requested``) its own node picks up, told at
+once by a ``NOTIFY`` where the database pushes them (PostgreSQL through psycopg).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hub.cluster.nodes import NODE_SCHEMA, node_schema
+from hub.history.record import Caller, RunRecord
+from hub.store.dialects import Dialect
+from hub.store.hubdb import HubDatabase, Row
+
+__all__ = ["RUNNING_SCHEMA", "STOP_CHANNEL", "LiveRun", "RunsStore", "running_schema"]
+
+RUNNING_SCHEMA = "webhub_running/1"
+STOP_CHANNEL = "webhub_run_stop"  # NOTIFY payload: the job id of a run to stop
+_COLUMNS = ("job_id, node, job_name, source, started, caller, ref, job_version, method, "
+            "schedule_id, schedule_name")
+
+
+def running_schema(dialect: Dialect) -> list[str]:
+    return [dialect.create_table("webhub_running", """
+        job_id {varchar}(200) PRIMARY KEY,
+        node {varchar}(200) NOT NULL,
+        job_name {varchar}(200) NOT NULL,
+        source {varchar}(16) NOT NULL,
+        started {real} NOT NULL,
+        caller {text} NOT NULL,
+        ref {varchar}(64) NOT NULL,
+        job_version {bigint},
+        method {varchar}(16) NOT NULL,
+        schedule_id {varchar}(200),
+        schedule_name {varchar}(200),
+        stop_requested {real}"""),
+        dialect.create_index("webhub_running_node", "webhub_running", "node")]
+
+
+@dataclass(frozen=True)
+class LiveRun:
+    """What the cluster knows of a run in flight (enough for its interrupted record)."""
+
+    job_id: str
+    node: str
+    job_name: str
+    source: str
+    started: float
+    caller: Caller
+    ref: str
+    job_version: int | None = None
+    method: str = ""
+    schedule_id: str | None = None
+    schedule_name: str | None = None
+
+    def as_record(self) -> RunRecord:
+        """The run as history's ``running`` record (its parameters are not kept here)."""
+        return RunRecord(job_id=self.job_id, job_name=self.job_name, source=self.source,
+                         caller=self.caller, started=self.started, node=self.node, ref=self.ref,
+                         job_version=self.job_version, method=self.method,
+                         schedule_id=self.schedule_id, schedule_name=self.schedule_name)
+
+    def _values(self) -> tuple[object, ...]:
+        who = self.caller
+        caller = json.dumps([who.kind, who.id, who.name, who.user_class])
+        return (self.job_id, self.node, self.job_name, self.source, self.started, caller,
+                self.ref, self.job_version, self.method, self.schedule_id, self.schedule_name)
+
+
+def _live(row: Row) -> LiveRun:
+    kind, who, name, user_class = json.loads(str(row[5]))
+    return LiveRun(str(row[0]), str(row[1]), str(row[2]), str(row[3]), float(row[4]),
+                   Caller(kind, who, name, user_class), str(row[6]),
+                   None if row[7] is None else int(row[7]), str(row[8] or ""),
+                   None if row[9] is None else str(row[9]),
+                   None if row[10] is None else str(row[10]))
+
+
+class RunsStore:
+    """The ``webhub_running`` table (beside ``webhub_nodes``, which it joins)."""
+
+    def __init__(self, db: HubDatabase) -> None:
+        self.db = db
+
+    def ready(self) -> None:
+        self.db.ensure_schema_once(NODE_SCHEMA, node_schema)
+        self.db.ensure_schema_once(RUNNING_SCHEMA, running_schema)
+
+    def enter(self, run: LiveRun) -> None:
+        self.ready()
+        self.db.write(f"INSERT INTO webhub_running ({_COLUMNS}) VALUES "
+                      "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run._values())
+
+    def leave(self, job_ids: Sequence[str]) -> None:
+        """The rows of runs that have ended go (any number at once)."""
+        self.ready()
+        ids = list(job_ids)
+        for start in range(0, len(ids), 200):
+            part = ids[start:start + 200]
+            marks = ", ".join("?" for _ in part)
+            self.db.write(f"DELETE FROM webhub_running WHERE job_id IN ({marks})", part)
+
+    def of_node(self, node: str) -> list[LiveRun]:
+        self.ready()
+        return [_live(r) for r in self.db.read(
+            f"SELECT {_COLUMNS} FROM webhub_running WHERE node = ? ORDER BY started", (node,))]
+
+    def in_flight(self, alive_since: float) -> list[LiveRun]:
+        """The runs of every node that beat at ``alive_since`` or later, oldest first."""
+        self.ready()
+        columns = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+        return [_live(r) for r in self.db.read(
+            f"SELECT {columns} FROM webhub_running r JOIN webhub_nodes n ON n.node = r.node "
+            "WHERE n.beat >= ? ORDER BY r.started", (alive_since,))]
+
+    def request_stop(self, job_id: str, now: float, alive_since: float) -> str | None:
+        """Mark the run for stopping by its node; that node's name, or None when the run
+        is in flight on no live node."""
+        self.ready()
+        marked = self.db.write(
+            "UPDATE webhub_running SET stop_requested = ? WHERE job_id = ? AND node IN "
+            "(SELECT node FROM webhub_nodes WHERE beat >= ?)", (now, job_id, alive_since))
+        if not marked:
+            return None
+        row = self.db.read_one("SELECT node FROM webhub_running WHERE job_id = ?", (job_id,))
+        if row is None:  # it ended meanwhile
+            return None
+        self.db.notify(STOP_CHANNEL, job_id)
+        return str(row[0])
+
+    def stops_for(self, node: str) -> list[str]:
+        """The runs of ``node`` another node asked to stop."""
+        self.ready()
+        return [str(r[0]) for r in self.db.read(
+            "SELECT job_id FROM webhub_running WHERE node = ? AND stop_requested IS NOT NULL",
+            (node,))]
