@@ -143,8 +143,8 @@ class Launcher:
         """In a thread: take the leases of ``overlap: skip`` runs and note the runs as
         going on; the schedule ids another node holds the lease of."""
         until = self.clock.now() + self.lease_s
-        held = {row.id for row, _, _ in starts if row.overlap == "skip"
-                and not self.store.take_lease(row.id, self.node, until)}
+        wanted = [row.id for row, _, _ in starts if row.overlap == "skip"]
+        held = set(wanted) - self.store.take_leases(wanted, self.node, until)
         self.store.begin_runs([OpenRun(row.id, key, self.node, f.occurrence, f.attempt,
                                        f.reason, f.job_id)
                                for row, f, key in starts if row.id not in held])

@@ -372,6 +372,30 @@ class ScheduleStore:
                              "ScheduleID = ? AND (Until < ? OR Node = ?)",
                              (node, until, schedule_id, now, node)) > 0
 
+    def take_leases(self, ids: Sequence[int], node: str, until: float) -> set[int]:
+        """:meth:`take_lease` for several schedules in a few statements (a hundred due
+        at once must not wait on a hundred commits); the ids this node now holds."""
+        if not ids or self.db.dialect.name not in _RETURNING:
+            return {sid for sid in ids if self.take_lease(sid, node, until)}
+        self.ensure_schema()
+        now, got = self.clock(), set()
+        for chunk in _chunks(sorted(set(ids))):
+            sql = self.db.dialect.insert_ignore(
+                f"INSERT INTO {LEASE_TABLE} (ScheduleID, Node, Until) VALUES "
+                f"{_marks(len(chunk), 3)}")
+            rows = self.db.read(f"{sql} RETURNING ScheduleID",
+                                [v for sid in chunk for v in (sid, node, until)])
+            got |= {int(sid) for (sid,) in rows}
+            rest = [sid for sid in chunk if sid not in got]
+            if rest and self.db.dialect.name == "mariadb":   # no UPDATE ... RETURNING
+                got |= {sid for sid in rest if self.take_lease(sid, node, until)}
+            elif rest:
+                got |= {int(sid) for (sid,) in self.db.read(
+                    f"UPDATE {LEASE_TABLE} SET Node = ?, Until = ? WHERE ScheduleID IN "
+                    f"({', '.join('?' * len(rest))}) AND (Until < ? OR Node = ?) "
+                    "RETURNING ScheduleID", [node, until, *rest, now, node])}
+        return got
+
     def renew_lease(self, schedule_id: int, node: str, until: float) -> bool:
         """False when the lease is no longer ``node``'s (it expired and was taken)."""
         self.ensure_schema()

@@ -128,11 +128,20 @@ def test_a_lease_is_held_until_it_expires(make_store: MakeStore) -> None:
     assert b.lease_holder(sid) == "node-b"
     b.release_lease(sid, "node-b")
     assert b.lease_holder(sid) is None and a.take_lease(sid, "node-a", NOW + 30)
+    # Several at once: the free and expired ones, not another node's live one.
+    others = [a.create(sample(name=f"l{i}")).id for i in range(3)]
+    assert b.take_lease(others[0], "node-b", NOW + 1000)
+    assert b.take_lease(others[1], "node-b", NOW + 62)
+    assert a.take_leases([*others, sid], "node-a", NOW + 30) == {others[2], sid}
+    # b's clock is at NOW + 61: its own two, and a's, expired at NOW + 30.
+    assert b.take_leases(others, "node-b", NOW + 99) == set(others)
+    assert not a.renew_lease(others[2], "node-a", NOW + 90)
+    assert a.take_leases([], "node-a", NOW) == set()
     # Skips are counted per window, across nodes.
     assert a.count_skip(sid, NOW + 10, 3600) == (NOW + 10, 1)
     assert b.count_skip(sid, NOW + 20, 3600) == (NOW + 10, 2)
     assert a.count_skip(sid, NOW + 3610, 3600) == (NOW + 3610, 1)   # a new window
-    assert a.count_skip(sid + 1, NOW, 3600) is None                  # no lease row
+    assert a.count_skip(9999, NOW, 3600) is None                     # no lease row
 
 
 def test_claims_are_unique_per_occurrence(make_store: MakeStore) -> None:
