@@ -248,11 +248,16 @@ class ScheduleStore:
         moved = 0
         for chunk in _chunks(list(moves)):
             cases = " ".join("WHEN ? THEN ?" for _ in chunk)
-            where = " OR ".join("(ID = ? AND (NextRun = ? OR NextRun IS NULL))" for _ in chunk)
+            # Typed: a driver that binds text (psqlODBC) would compare a number to it.
+            typed = " ".join(f"WHEN ? THEN CAST(? AS {self.db.dialect.real})" for _ in chunk)
+            ids = ", ".join("?" * len(chunk))
             params: list[Any] = [v for sid, _, nxt in chunk for v in (sid, nxt)]
+            params += [sid for sid, _, _ in chunk]
             params += [v for sid, t, _ in chunk for v in (sid, t)]
+            # ID IN (...) first: the key finds the rows, the CASE checks each one.
             moved += self.db.write(f"UPDATE {SCHEDULE_TABLE} SET NextRun = CASE ID {cases} "
-                                   f"ELSE NextRun END WHERE {where}", params)
+                                   f"ELSE NextRun END WHERE ID IN ({ids}) AND (NextRun IS "
+                                   f"NULL OR NextRun = CASE ID {typed} END)", params)
         return moved
 
     def move_watermark(self, schedule_id: int, seen: float, to: float) -> bool:
