@@ -183,8 +183,7 @@ class NodeRegistry:
     """This node's heartbeat, and what it knows of the others.
 
     ``every_beat`` callbacks run after each beat in a worker thread (the runs registry
-    picks up stop requests and sweeps dead nodes there); a failing one is logged and
-    the beats go on."""
+    sweeps dead nodes there); a failing one is logged and the beats go on."""
 
     def __init__(self, store: NodeStore, node: str, timeout_s: float) -> None:
         self.store = store
@@ -195,10 +194,16 @@ class NodeRegistry:
         self.reachable = True  # the last beat reached the database
         self._task: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[], None]] = []
+        self._rejoin_listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
 
     def every_beat(self, listener: Callable[[], None]) -> None:
         self._listeners.append(listener)
+
+    def on_rejoin(self, listener: Callable[[], None]) -> None:
+        """``listener`` runs (in the beat's thread) when this node, taken for dead while
+        it stalled, has joined again: what the others swept of it is to be put back."""
+        self._rejoin_listeners.append(listener)
 
     def _me(self) -> NodeEntry:
         now = time.time()
@@ -250,6 +255,8 @@ class NodeRegistry:
                     log.warning("node %s was taken for dead by the others (no heartbeat "
                                 "within %g s); it joins again", self.node, self.timeout_s)
                     self.claim()
+                    for rejoined in self._rejoin_listeners:
+                        rejoined()
                 if not self.reachable:
                     log.info("node %s: the hub database answers heartbeats again", self.node)
                 self.reachable = True

@@ -51,7 +51,7 @@ class ClusterRuns:
         self._stop = stop
         self._interrupt = interrupt
         self._history_shared = history_shared
-        self._entered: set[str] = set()    # this node's runs with a row
+        self._entered: dict[str, LiveRun] = {}  # this node's runs with a row
         self._ended: list[str] = []        # their rows to delete on the next tick
         self._stopping: set[str] = set()
         self._task: asyncio.Task[None] | None = None
@@ -59,6 +59,7 @@ class ClusterRuns:
         self._listener: Any = None
         self._look_for_stops = True  # False while a listener is told of every stop
         nodes.every_beat(self.sweep_dead)
+        nodes.on_rejoin(self._enter_again)
 
     # -- a run's life -------------------------------------------------------------------
 
@@ -75,11 +76,10 @@ class ClusterRuns:
             self._warned = True
             return
         self._warned = False
-        self._entered.add(run.job_id)
+        self._entered[run.job_id] = run
 
     def leave(self, job_id: str) -> None:
-        if job_id in self._entered:
-            self._entered.discard(job_id)
+        if self._entered.pop(job_id, None) is not None:
             self._stopping.discard(job_id)
             self._ended.append(job_id)
 
@@ -160,6 +160,13 @@ class ClusterRuns:
                 return []
             self._look_for_stops = False
         return self.store.stops_for(self.node)
+
+    def _enter_again(self) -> None:
+        """Taken for dead while it stalled, this node joined again: its runs still in
+        flight (swept by the node that took over) are put back in the registry."""
+        for run in list(self._entered.values()):
+            with contextlib.suppress(Conflict):
+                self.store.enter(run)
 
     # -- dead nodes ------------------------------------------------------------------------
 
