@@ -18,12 +18,8 @@ a new cron or zone set it afresh to the first occurrence from now: the occurrenc
 before were not missed, the schedule did not ask for them. A row without one
 (written by another tool) starts from whenever a scheduler first reads it.
 
-``IQXNetWebJobScheduleRun`` holds a row per claimed run while it goes on (with the
-history id it will have), so the run of a node that stopped beating is found and
-reported ``interrupted`` by one node (whose DELETE removes the row).
-``IQXNetWebJobScheduleLease`` holds, per ``overlap: skip`` schedule, which node runs
-it until when: taken by insert-or-expired-update, renewed while the run goes on; and
-how many occurrences were skipped since when, so skips are one record per window.
+The run rows (``IQXNetWebJobScheduleRun``) and the leases of ``overlap: skip``
+(``IQXNetWebJobScheduleLease``) are :mod:`hub.schedule.leases`.
 
 * Nothing is cached: every call reads or writes the tables.
 * Switching a schedule off clears its pending retry.
@@ -35,11 +31,19 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
+from hub.schedule.leases import (
+    LEASE_TABLE,
+    RETURNING,
+    RUN_TABLE,
+    OpenRun,
+    RunsAndLeases,
+    chunks,
+    marks,
+)
 from hub.schedule.model import Schedule, ScheduleInput
 from hub.schedule.timing import cached_cron, next_after
 from hub.store.dialects import Dialect
@@ -53,30 +57,13 @@ log = logging.getLogger("webhub.schedule")
 
 SCHEDULE_TABLE = "IQXNetWebJobSchedule"
 CLAIM_TABLE = "IQXNetWebJobScheduleClaim"
-RUN_TABLE = "IQXNetWebJobScheduleRun"
-LEASE_TABLE = "IQXNetWebJobScheduleLease"
 NOTIFY_CHANNEL = "webjobs_schedules"
-_CHUNK = 200                  # rows per multi-row statement (well under every bind limit)
-_RETURNING = ("sqlite", "postgresql", "mariadb")   # INSERT ... RETURNING
 
 _COLUMNS = ("ID, Name, Cron, JobName, Params, Enabled, Timezone, CatchUp, Overlap, "
             "MaxRetries, LastRun, NextRun, LastStatus, RetryAt, RetryAttempt, UpdatedAt, "
             "UpdatedBy")
 _SELECT = f"SELECT {_COLUMNS} FROM {SCHEDULE_TABLE}"
 _CLAIM = f"INSERT INTO {CLAIM_TABLE} (ScheduleID, Occurrence, Node, ClaimedAt) VALUES "
-
-
-@dataclass(frozen=True)
-class OpenRun:
-    """A claimed run some node started and has not ended."""
-
-    schedule_id: int
-    occurrence: str               # the claim key
-    node: str
-    due: float
-    attempt: int
-    reason: str
-    job_id: str
 
 
 def _float(value: object) -> float | None:
@@ -103,17 +90,7 @@ def _schedule(row: Row) -> Schedule:
         updated=_float(updated) or 0.0, updated_by=_text(by))
 
 
-def _marks(count: int, width: int) -> str:
-    one = f"({', '.join('?' * width)})"
-    return ", ".join([one] * count)
-
-
-def _chunks(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
-    for at in range(0, len(items), _CHUNK):
-        yield items[at:at + _CHUNK]
-
-
-class ScheduleStore:
+class ScheduleStore(RunsAndLeases):
     def __init__(self, db: HubDatabase, *, clock: Callable[[], float] = time.time) -> None:
         self.db = db
         self.clock = clock
@@ -155,7 +132,7 @@ class ScheduleStore:
         """The schedules among ``ids`` that exist, by id (one query per 200)."""
         self.ensure_schema()
         found: dict[int, Schedule] = {}
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             marks = ", ".join("?" * len(chunk))
             for row in self.db.read(f"{_SELECT} WHERE ID IN ({marks})", list(chunk)):
                 found[int(row[0])] = _schedule(row)
@@ -246,7 +223,7 @@ class ScheduleStore:
         (a CASE), so nothing is held between round trips; how many moved."""
         self.ensure_schema()
         moved = 0
-        for chunk in _chunks(list(moves)):
+        for chunk in chunks(list(moves)):
             cases = " ".join("WHEN ? THEN ?" for _ in chunk)
             # Typed: a driver that binds text (psqlODBC) would compare a number to it.
             typed = " ".join(f"WHEN ? THEN CAST(? AS {self.db.dialect.real})" for _ in chunk)
@@ -285,11 +262,11 @@ class ScheduleStore:
         self.ensure_schema()
         now = self.clock()
         ordered = sorted(set(items))   # one order on every node: no lock cycles
-        if self.db.dialect.name not in _RETURNING:
+        if self.db.dialect.name not in RETURNING:
             return {item for item in ordered if self._claim_alone(item, node, now)}
         won: set[tuple[int, str]] = set()
-        for chunk in _chunks(ordered):
-            sql = self.db.dialect.insert_ignore(f"{_CLAIM}{_marks(len(chunk), 4)}")
+        for chunk in chunks(ordered):
+            sql = self.db.dialect.insert_ignore(f"{_CLAIM}{marks(len(chunk), 4)}")
             params = [v for sid, occ in chunk for v in (sid, occ, node, now)]
             rows = self.db.read(f"{sql} RETURNING ScheduleID, Occurrence", params)
             won |= {(int(sid), str(occ)) for sid, occ in rows}
@@ -322,120 +299,6 @@ class ScheduleStore:
         """Forget claims taken before ``older_than``; how many went."""
         self.ensure_schema()
         return self.db.write(f"DELETE FROM {CLAIM_TABLE} WHERE ClaimedAt < ?", (older_than,))
-
-    # -- runs going on ------------------------------------------------------------------
-
-    def begin_runs(self, runs: Sequence[OpenRun]) -> None:
-        """Note claimed runs as going on (before they start)."""
-        self.ensure_schema()
-        now = self.clock()
-        for chunk in _chunks(list(runs)):
-            params = [v for r in chunk for v in (r.schedule_id, r.occurrence, r.node, r.due,
-                                                 r.attempt, r.reason, r.job_id, now)]
-            self.db.write(self.db.dialect.insert_ignore(
-                f"INSERT INTO {RUN_TABLE} (ScheduleID, Occurrence, Node, DueAt, Attempt, "
-                f"Reason, JobID, StartedAt) VALUES {_marks(len(chunk), 8)}"), params)
-
-    def end_run(self, schedule_id: int, occurrence: str, node: str) -> bool:
-        """The run ended on ``node``: False when another node took it over meanwhile (it
-        found ``node`` dead and reported the run interrupted). Frees its lease too."""
-        self.release_lease(schedule_id, node)
-        return self.take_over(OpenRun(schedule_id, occurrence, node, 0.0, 0, "", ""))
-
-    def open_runs(self, nodes: Iterable[str] | None = None) -> list[OpenRun]:
-        """The runs ``nodes`` (None: any node) started and did not end; the table holds
-        only the runs going on, so it is read whole."""
-        self.ensure_schema()
-        wanted = None if nodes is None else set(nodes)
-        found = [OpenRun(int(sid), str(occ), str(node), float(due), int(attempt), str(reason),
-                         str(job_id))
-                 for sid, occ, node, due, attempt, reason, job_id in self.db.read(
-                     "SELECT ScheduleID, Occurrence, Node, DueAt, Attempt, Reason, JobID FROM "
-                     f"{RUN_TABLE} ORDER BY ScheduleID, Occurrence")]
-        return [r for r in found if wanted is None or r.node in wanted]
-
-    def take_over(self, run: OpenRun) -> bool:
-        """Take a dead node's run to report it: True for the one node whose DELETE landed.
-        Its lease is left to expire: a node only stalled past its heartbeat may still be
-        running the job, and nothing should start beside it meanwhile."""
-        self.ensure_schema()
-        return self.db.write(f"DELETE FROM {RUN_TABLE} WHERE ScheduleID = ? AND Occurrence = ? "
-                             "AND Node = ?", (run.schedule_id, run.occurrence, run.node)) > 0
-
-    # -- leases ---------------------------------------------------------------------
-
-    def take_lease(self, schedule_id: int, node: str, until: float) -> bool:
-        """Hold ``schedule_id`` for ``node`` until ``until``: True unless another node
-        holds an unexpired lease on it."""
-        self.ensure_schema()
-        now = self.clock()
-        if self.db.write(self.db.dialect.insert_ignore(
-                f"INSERT INTO {LEASE_TABLE} (ScheduleID, Node, Until) VALUES (?, ?, ?)"),
-                (schedule_id, node, until)) > 0:
-            return True
-        return self.db.write(f"UPDATE {LEASE_TABLE} SET Node = ?, Until = ? WHERE "
-                             "ScheduleID = ? AND (Until < ? OR Node = ?)",
-                             (node, until, schedule_id, now, node)) > 0
-
-    def take_leases(self, ids: Sequence[int], node: str, until: float) -> set[int]:
-        """:meth:`take_lease` for several schedules in a few statements (a hundred due
-        at once must not wait on a hundred commits); the ids this node now holds."""
-        if not ids or self.db.dialect.name not in _RETURNING:
-            return {sid for sid in ids if self.take_lease(sid, node, until)}
-        self.ensure_schema()
-        now, got = self.clock(), set()
-        for chunk in _chunks(sorted(set(ids))):
-            sql = self.db.dialect.insert_ignore(
-                f"INSERT INTO {LEASE_TABLE} (ScheduleID, Node, Until) VALUES "
-                f"{_marks(len(chunk), 3)}")
-            rows = self.db.read(f"{sql} RETURNING ScheduleID",
-                                [v for sid in chunk for v in (sid, node, until)])
-            got |= {int(sid) for (sid,) in rows}
-            rest = [sid for sid in chunk if sid not in got]
-            if rest and self.db.dialect.name == "mariadb":   # no UPDATE ... RETURNING
-                got |= {sid for sid in rest if self.take_lease(sid, node, until)}
-            elif rest:
-                got |= {int(sid) for (sid,) in self.db.read(
-                    f"UPDATE {LEASE_TABLE} SET Node = ?, Until = ? WHERE ScheduleID IN "
-                    f"({', '.join('?' * len(rest))}) AND (Until < ? OR Node = ?) "
-                    "RETURNING ScheduleID", [node, until, *rest, now, node])}
-        return got
-
-    def renew_lease(self, schedule_id: int, node: str, until: float) -> bool:
-        """False when the lease is no longer ``node``'s (it expired and was taken)."""
-        self.ensure_schema()
-        return self.db.write(f"UPDATE {LEASE_TABLE} SET Until = ? WHERE ScheduleID = ? AND "
-                             "Node = ?", (until, schedule_id, node)) > 0
-
-    def release_lease(self, schedule_id: int, node: str) -> None:
-        """Free the lease (the row stays: it counts the occurrences skipped)."""
-        self.ensure_schema()
-        self.db.write(f"UPDATE {LEASE_TABLE} SET Until = 0 WHERE ScheduleID = ? AND Node = ?",
-                      (schedule_id, node))
-
-    def lease_holder(self, schedule_id: int) -> str | None:
-        """The node holding ``schedule_id``'s lease now (for tests and diagnostics)."""
-        self.ensure_schema()
-        row = self.db.read_one(f"SELECT Node FROM {LEASE_TABLE} WHERE ScheduleID = ? AND "
-                               "Until >= ?", (schedule_id, self.clock()))
-        return None if row is None else str(row[0])
-
-    def count_skip(self, schedule_id: int, at: float,
-                   window_s: float) -> tuple[float, int] | None:
-        """One more occurrence (at ``at``) skipped for overlap: the first skipped in the
-        current window (``window_s`` long) and how many so far; None without a lease row.
-        Assignments read only their own column (MariaDB assigns left to right)."""
-        self.ensure_schema()
-        opened = "SkipFrom IS NOT NULL AND SkipFrom > ?"
-        if not self.db.write(f"UPDATE {LEASE_TABLE} SET SkipCount = CASE WHEN {opened} THEN "
-                             f"SkipCount + 1 ELSE 1 END, SkipFrom = CASE WHEN {opened} THEN "
-                             "SkipFrom ELSE ? END WHERE ScheduleID = ?",
-                             (at - window_s, at - window_s, at, schedule_id)):
-            return None
-        row = self.db.read_one(f"SELECT SkipFrom, SkipCount FROM {LEASE_TABLE} WHERE "
-                               "ScheduleID = ?", (schedule_id,))
-        return None if row is None else (float(row[0]), int(row[1]))
-
 
 def _schedule_tables(d: Dialect) -> list[str]:
     return [
