@@ -41,11 +41,12 @@ def _runs(cluster: Cluster, index: int, job: str) -> list[dict[str, Any]]:
         return runs
 
 
-def _running_node(cluster: Cluster, job: str) -> int | None:
+def _running_node(cluster: Cluster, job: str) -> str | None:
+    """The node running ``job`` now (``node-<index>``), as any node lists it."""
     with cluster.client(0) as client:
         for run in client.get("/api/webjobs/running").json()["running"]:
             if run["jobName"] == job:
-                return int(str(run["node"]).removeprefix("node-"))
+                return str(run["node"])
     return None
 
 
@@ -53,8 +54,9 @@ def test_kill_9_of_the_node_running_an_occurrence_leaves_it_interrupted(
         cluster_of: Any) -> None:
     cluster: Cluster = cluster_of(3, JOBS)
     _schedule(cluster, "nap", "*/5 * * * * *", overlap="skip")
-    victim = eventually(lambda: _running_node(cluster, "nap"), timeout=15)
-    assert victim is not None
+    running_on = eventually(lambda: _running_node(cluster, "nap"), timeout=15)
+    assert running_on is not None
+    victim = int(running_on.removeprefix("node-"))
     cluster.kill(victim)
     survivor = next(i for i in range(3) if i != victim)
     interrupted = eventually(lambda: [r for r in _runs(cluster, survivor, "nap")
