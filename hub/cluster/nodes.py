@@ -34,11 +34,12 @@ from hub.store.dialects import Dialect
 from hub.store.hubdb import HubDatabase, Row, Tx
 from shared.errors import Conflict, StoreUnavailable
 
-__all__ = ["NODE_SCHEMA", "NodeEntry", "NodeNameTaken", "NodeRegistry", "NodeStore",
-           "beat_interval", "node_schema"]
+__all__ = ["JOIN_CHANNEL", "NODE_SCHEMA", "SWEPT", "NodeEntry", "NodeNameTaken", "NodeRegistry",
+           "NodeStore", "beat_interval", "node_schema"]
 
 log = logging.getLogger("webhub.cluster")
 NODE_SCHEMA = "webhub_nodes/1"
+JOIN_CHANNEL = "webhub_node_joined"  # NOTIFY payload: the node that just claimed its name
 SWEPT = "taken-over-by:"  # an instance id marking a dead node's row while it is swept
 
 
@@ -129,6 +130,7 @@ class NodeStore:
                     tx.write("DELETE FROM webhub_nodes WHERE node = ?", (me.node,))
                 tx.write(f"INSERT INTO webhub_nodes ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
                          (me.node, me.instance, me.host, me.pid, me.started, me.beat))
+            self.db.notify(JOIN_CHANNEL, me.node)
         except NodeNameTaken:
             raise
         except Conflict:  # another start inserted the name between our read and insert

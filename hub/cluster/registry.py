@@ -9,6 +9,7 @@ once by a ``NOTIFY`` where the database pushes them (PostgreSQL through psycopg)
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from hub.cluster.nodes import NODE_SCHEMA, node_schema
 from hub.history.record import Caller, RunRecord
 from hub.store.dialects import Dialect
 from hub.store.hubdb import HubDatabase, Row
+from shared.errors import Conflict
 
 __all__ = ["RUNNING_SCHEMA", "STOP_CHANNEL", "LiveRun", "RunsStore", "running_schema"]
 
@@ -92,10 +94,14 @@ class RunsStore:
         self.db.ensure_schema_once(NODE_SCHEMA, node_schema)
         self.db.ensure_schema_once(RUNNING_SCHEMA, running_schema)
 
-    def enter(self, run: LiveRun) -> None:
+    def enter(self, runs: Sequence[LiveRun]) -> None:
+        """Rows for ``runs``; one already there (written again after a rejoin) stays."""
         self.ready()
-        self.db.write(f"INSERT INTO webhub_running ({_COLUMNS}) VALUES "
-                      "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run._values())
+        sql = self.db.dialect.insert_ignore(
+            f"INSERT INTO webhub_running ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        for run in runs:
+            with contextlib.suppress(Conflict):  # SQL Server: no ignoring form
+                self.db.write(sql, run._values())
 
     def leave(self, job_ids: Sequence[str]) -> None:
         """The rows of runs that have ended go (any number at once)."""

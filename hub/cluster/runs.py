@@ -3,11 +3,16 @@
 Used when the hub database is a server (PostgreSQL, MariaDB, SQL Server) the nodes
 share; a hub on the embedded SQLite file is one node and keeps its runs to itself.
 
-* :meth:`ClusterRuns.enter` writes the run's row before the engine is handed the run,
-  so its code never starts unrecorded: a node killed at any moment leaves the row,
-  and the row becomes an ``interrupted`` history record (on the node's own restart,
-  or on another node once the node's heartbeat is overdue). While the hub database
-  does not answer heartbeats, runs go on without rows rather than wait on it.
+* While other nodes are alive, :meth:`ClusterRuns.enter` writes a run's row before
+  the engine is handed the run, so its code never starts unrecorded: a node killed
+  at any moment leaves the row, and the row becomes an ``interrupted`` history
+  record (on the node's own restart, or on another node once the node's heartbeat
+  is overdue). A node alone writes no rows (nobody else could list, stop or mend its
+  runs; its own restart marks what history shows ``running``): it learns of a
+  joining node at the next heartbeat, at once where the database pushes
+  notifications (``webhub_node_joined``), and then writes rows for the runs it has
+  in flight. While the hub database does not answer heartbeats, runs go on without
+  rows rather than wait on it.
 * A run's row goes shortly after it ends: ended runs are deleted together on the
   next tick (at most ``poll_s`` later), one statement for all of them.
 * A stop asked on another node marks the row and, where the database pushes
@@ -28,10 +33,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hub.cluster.nodes import SWEPT, NodeRegistry
+from hub.cluster.nodes import JOIN_CHANNEL, SWEPT, NodeEntry, NodeRegistry
 from hub.cluster.registry import STOP_CHANNEL, LiveRun, RunsStore
 from hub.history.record import RunRecord
-from shared.errors import Conflict, StoreUnavailable
+from shared.errors import StoreUnavailable
 
 __all__ = ["POLL_S", "ClusterRuns", "Interrupter"]
 
@@ -51,36 +56,46 @@ class ClusterRuns:
         self._stop = stop
         self._interrupt = interrupt
         self._history_shared = history_shared
-        self._entered: dict[str, LiveRun] = {}  # this node's runs with a row
-        self._ended: list[str] = []        # their rows to delete on the next tick
+        self._runs: dict[str, LiveRun] = {}  # this node's runs in flight
+        self._written: set[str] = set()      # those with a row (or one being written)
+        self._ended: list[str] = []          # rows to delete on the next tick
         self._stopping: set[str] = set()
+        self.shared = False        # other nodes are alive: runs get their rows
+        self._catch_up = False     # runs in flight without a row get theirs next tick
+        self._rewrite = False      # every run in flight gets its row again next tick
+        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._warned = False
         self._listener: Any = None
         self._look_for_stops = True  # False while a listener is told of every stop
-        nodes.every_beat(self.sweep_dead)
-        nodes.on_rejoin(self._enter_again)
+        nodes.every_beat(self.look_around)
+        nodes.on_rejoin(self._rejoined)
 
     # -- a run's life -------------------------------------------------------------------
 
     async def enter(self, run: LiveRun) -> None:
-        """The run's row, written before its code may start."""
-        if not self.nodes.reachable:
+        """The run's row, written before its code may start, while other nodes are alive
+        (a node alone writes none: nobody else could list, stop or mend its runs)."""
+        self._runs[run.job_id] = run
+        if not (self.shared and self.nodes.reachable):
             return
+        self._written.add(run.job_id)
         try:
-            await asyncio.to_thread(self.store.enter, run)
-        except (StoreUnavailable, Conflict) as exc:
+            await asyncio.to_thread(self.store.enter, [run])
+        except StoreUnavailable as exc:
+            self._written.discard(run.job_id)
             if not self._warned:
                 log.info("run %s not in the cluster's registry (%s); it runs on", run.job_id,
                          exc.message)
             self._warned = True
             return
         self._warned = False
-        self._entered[run.job_id] = run
 
     def leave(self, job_id: str) -> None:
-        if self._entered.pop(job_id, None) is not None:
-            self._stopping.discard(job_id)
+        self._runs.pop(job_id, None)
+        self._stopping.discard(job_id)
+        if job_id in self._written:
+            self._written.discard(job_id)
             self._ended.append(job_id)
 
     # -- what other nodes ask of the cluster ---------------------------------------------
@@ -100,7 +115,7 @@ class ClusterRuns:
         """This node's leftovers from a start that did not end cleanly become
         ``interrupted`` (before any run of this start), then the ticks begin."""
         try:
-            await asyncio.to_thread(self.sweep, self.node)
+            await asyncio.to_thread(self._first_look)
         except StoreUnavailable as exc:
             log.info("node %s: earlier runs not checked at start (%s)", self.node, exc.message)
         self._task = asyncio.create_task(self._tick_loop(), name=f"cluster runs {self.node}")
@@ -108,17 +123,31 @@ class ClusterRuns:
         if db.supports_notify:
             loop = asyncio.get_running_loop()
 
-            def told(channel: str, job_id: str) -> None:  # on the listener's thread
-                loop.call_soon_threadsafe(self._stop_here, job_id)
+            def told(channel: str, payload: str) -> None:  # on the listener's thread
+                loop.call_soon_threadsafe(self._told, channel, payload)
 
-            self._listener = db.listen([STOP_CHANNEL], told, self._resync)
+            self._listener = db.listen([STOP_CHANNEL, JOIN_CHANNEL], told, self._resync)
+
+    def _first_look(self) -> None:
+        self.sweep(self.node)
+        self.look_around()
+
+    def _told(self, channel: str, payload: str) -> None:
+        if channel == STOP_CHANNEL:
+            self._stop_here(payload)
+        elif payload != self.node and not self.shared:  # a node joined: not alone now
+            self.shared = self._catch_up = True
+            self._wake.set()
 
     def _resync(self) -> None:
         """The listener (re)connected: stops sent meanwhile are looked for once."""
         self._look_for_stops = True
 
+    def _rejoined(self) -> None:
+        self._rewrite = True
+
     def _stop_here(self, job_id: str) -> None:
-        if job_id in self._entered and job_id not in self._stopping and self._stop(job_id):
+        if job_id in self._runs and job_id not in self._stopping and self._stop(job_id):
             self._stopping.add(job_id)
             log.info("run %s stopped at the request of another node", job_id)
 
@@ -131,29 +160,50 @@ class ClusterRuns:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        ended, self._ended = self._ended + list(self._entered), []
+        ended, self._ended = self._ended + list(self._written), []
         if ended:
             with contextlib.suppress(StoreUnavailable):
                 await asyncio.to_thread(self.store.leave, ended)
 
     async def _tick_loop(self) -> None:
         while True:
-            await asyncio.sleep(self.poll_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll_s)
+            self._wake.clear()
             ended, self._ended = self._ended, []
+            missing = self._missing_rows()
             try:
-                stops = await asyncio.to_thread(self._tick, ended)
+                stops = await asyncio.to_thread(self._tick, ended, missing)
             except Exception as exc:  # tried again next tick
                 self._ended[:0] = ended
+                self._written.difference_update(run.job_id for run in missing)
+                self._catch_up = True
                 if not isinstance(exc, StoreUnavailable):
                     log.exception("node %s: the cluster's run registry failed", self.node)
                 continue
             for job_id in stops:
                 self._stop_here(job_id)
 
-    def _tick(self, ended: Sequence[str]) -> list[str]:
+    def _missing_rows(self) -> list[LiveRun]:
+        """Runs in flight to write rows for now (on the loop: a run that ends while they
+        are written has its row deleted on a later tick)."""
+        if self._rewrite:
+            self._rewrite = False
+            missing = list(self._runs.values())
+        elif self._catch_up and self.shared:
+            self._catch_up = False
+            missing = [run for run in self._runs.values() if run.job_id not in self._written]
+        else:
+            return []
+        self._written.update(run.job_id for run in missing)
+        return missing
+
+    def _tick(self, ended: Sequence[str], missing: Sequence[LiveRun]) -> list[str]:
         if ended:
             self.store.leave(ended)
-        if not self._entered:
+        if missing:
+            self.store.enter(missing)
+        if not self._written:
             return []
         if self._listener is not None:  # told of each stop; looked for after a resync
             if not self._look_for_stops:
@@ -161,24 +211,29 @@ class ClusterRuns:
             self._look_for_stops = False
         return self.store.stops_for(self.node)
 
-    def _enter_again(self) -> None:
-        """Taken for dead while it stalled, this node joined again: its runs still in
-        flight (swept by the node that took over) are put back in the registry."""
-        for run in list(self._entered.values()):
-            with contextlib.suppress(Conflict):
-                self.store.enter(run)
+    # -- the other nodes -------------------------------------------------------------------
 
-    # -- dead nodes ------------------------------------------------------------------------
+    def look_around(self) -> None:
+        """After each heartbeat (in its thread): whether other nodes are alive, and each
+        dead node this node wins taken over."""
+        now, timeout = time.time(), self.nodes.timeout_s
+        entries = self.nodes.store.nodes()
+        shared = any(n.node != self.node and n.alive(now, timeout) and not n.swept
+                     for n in entries)
+        if shared and not self.shared:
+            self._catch_up = True
+        self.shared = shared
+        for dead in entries:
+            if dead.node != self.node and not dead.alive(now, timeout):
+                self._take_over(dead)
 
-    def sweep_dead(self) -> None:
-        """Take over each dead node this node wins (after a heartbeat, in its thread)."""
-        for dead in self.nodes.dead_nodes():
-            if dead.node == self.node or not self.nodes.store.take_over(dead, self.node):
-                continue
-            marked = self.sweep(dead.node) if self._history_shared else 0
-            self.nodes.store.forget(dead.node, f"{SWEPT}{self.node}")
-            log.warning("node %s stopped beating %.0f s ago: taken for dead, %d of its runs "
-                        "marked interrupted", dead.node, time.time() - dead.beat, marked)
+    def _take_over(self, dead: NodeEntry) -> None:
+        if not self.nodes.store.take_over(dead, self.node):
+            return
+        marked = self.sweep(dead.node) if self._history_shared else 0
+        self.nodes.store.forget(dead.node, f"{SWEPT}{self.node}")
+        log.warning("node %s stopped beating %.0f s ago: taken for dead, %d of its runs "
+                    "marked interrupted", dead.node, time.time() - dead.beat, marked)
 
     def sweep(self, node: str) -> int:
         """``node``'s runs in history and the registry become ``interrupted``; how many."""

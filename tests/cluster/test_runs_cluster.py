@@ -155,6 +155,8 @@ def test_a_killed_node_restarting_marks_its_own_leftovers(start_node: Start) -> 
     a = start_node("node-a")
     _call_in_background(a, "spin")
     [run] = eventually(lambda: _in_flight(a), timeout=10)
+    # Alone, a node keeps no registry rows: its restart mends what history shows running.
+    assert eventually(lambda: [r for r in _history_of(a, "spin") if r["outcome"] == "running"])
     _kill(start_node, a)
     again = start_node("node-a")  # at once: the name's last holder is gone from this host
     with again.client() as client:
