@@ -170,3 +170,16 @@ def test_a_second_live_process_with_a_nodes_name_is_refused(start_node: Start) -
     with pytest.raises(RuntimeError) as refused:
         start_node("node-a")
     assert "WEBHUB_NODE=node-a is already in use by a running hub" in str(refused.value)
+
+
+def test_a_joining_node_lists_the_runs_begun_before_it_came(start_node: Start) -> None:
+    a = start_node("node-a")
+    outcome = _call_in_background(a, "nap")
+    [run] = eventually(lambda: _in_flight(a))
+    b = start_node("node-b")
+    assert [(r["jobId"], r["node"]) for r in eventually(lambda: _in_flight(b))] == [
+        (run["jobId"], "node-a")]
+    with b.client() as client:
+        assert client.post(f"{API}/{run['jobId']}/stop", headers=AUTH).json()["passedOn"]
+    outcome["thread"].join(15)
+    assert outcome["answer"].json()["code"] == "JOB-001"
