@@ -194,6 +194,7 @@ class NodeRegistry:
         self.interval_s = beat_interval(self.timeout_s)
         self.instance = f"{socket.gethostname()}:{os.getpid()}:{os.urandom(6).hex()}"
         self.reachable = True  # the last beat reached the database
+        self._claimed = False  # this start holds its row (claim has run)
         self._task: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[], None]] = []
         self._rejoin_listeners: list[Callable[[], None]] = []
@@ -223,12 +224,20 @@ class NodeRegistry:
 
     def claim(self) -> NodeEntry | None:
         """Hold the name (see :meth:`NodeStore.claim`); the earlier start's row, if any."""
-        return self.store.claim(self._me(), self.timeout_s)
+        earlier = self.store.claim(self._me(), self.timeout_s)
+        self._claimed = True
+        return earlier
 
     async def start(self) -> NodeEntry | None:
         """Claim the name and start beating; the row an earlier start of this node left
         (it did not stop cleanly), if any."""
-        earlier = await asyncio.to_thread(self.claim)
+        earlier = None
+        try:
+            earlier = await asyncio.to_thread(self.claim)
+        except StoreUnavailable as exc:  # the node serves; its first beat that lands claims
+            log.warning("node %s: not yet in the cluster's node table: %s", self.node,
+                        exc.message)
+            self.reachable = False
         self._task = asyncio.create_task(self._beat_loop(), name=f"heartbeat {self.node}")
         return earlier
 
@@ -253,7 +262,9 @@ class NodeRegistry:
         """One beat and its listeners (in a worker thread)."""
         with self._lock:
             try:
-                if not self.store.beat(self.node, self.instance, time.time()):
+                if not self._claimed:
+                    self.claim()
+                elif not self.store.beat(self.node, self.instance, time.time()):
                     log.warning("node %s was taken for dead by the others (no heartbeat "
                                 "within %g s); it joins again", self.node, self.timeout_s)
                     self.claim()

@@ -5,6 +5,7 @@ killed in its first moment still leaves a record. One node name, one live proces
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -31,10 +32,25 @@ Start = Callable[..., HubProcess]
 
 @pytest.fixture
 def start_node(tmp_path: Path) -> Iterator[Start]:
-    """``start_node(name)``: a hub process on this test's own PostgreSQL database."""
+    """``start_node(name)``: a hub process on this test's own PostgreSQL database
+    (through psycopg: stops and joins are pushed by NOTIFY)."""
+    with _nodes("postgresql", tmp_path) as start:
+        yield start
+
+
+@pytest.fixture
+def start_odbc_node(tmp_path: Path) -> Iterator[Start]:
+    """The same through psqlODBC, which cannot receive notifications: stops and joins
+    are found by the nodes' own ticks and heartbeats."""
+    with _nodes("postgresql-odbc", tmp_path) as start:
+        yield start
+
+
+@contextlib.contextmanager
+def _nodes(kind: str, tmp_path: Path) -> Iterator[Start]:
     started: list[HubProcess] = []
     killed: set[int] = set()
-    with fresh_database("postgresql", tmp_path) as url:
+    with fresh_database(kind, tmp_path) as url:
         def start(name: str, **extra: str) -> HubProcess:
             env = {"WEBHUB_DB": url, "WEBJOB_HISTORY_STORE": "sql", "WEBHUB_NODE": name,
                    "WEBHUB_NODE_TIMEOUT_S": "2", **extra}
@@ -89,7 +105,11 @@ def _history_of(node: HubProcess, job: str) -> list[dict[str, Any]]:
         return history(client, job=job)
 
 
-def test_a_run_is_listed_and_stopped_from_another_node(start_node: Start) -> None:
+@pytest.mark.parametrize("driver", ["psycopg", "odbc"])
+def test_a_run_is_listed_and_stopped_from_another_node(
+        driver: str, request: pytest.FixtureRequest) -> None:
+    start_node: Start = request.getfixturevalue(
+        "start_node" if driver == "psycopg" else "start_odbc_node")
     a, b = start_node("node-a"), start_node("node-b")
     outcome = _call_in_background(a, "nap")
     listed = eventually(lambda: _in_flight(b))
