@@ -76,7 +76,7 @@ def build_hub(settings: Settings) -> Hub:
                                  max_payload_mb=settings.max_payload_mb,
                                  max_console_mb=settings.max_console_mb), outside)
     secrets = secrets_service(settings, store)
-    nodes = NodeRegistry(NodeStore(open_hub_database(settings.hub_db, pool_size=2)),
+    nodes = NodeRegistry(NodeStore(open_hub_database(settings.hub_db)),
                          settings.node, settings.node_timeout_s)
     nodes.check_name_free()  # a second start of a node's name stops here, clearly
     runner = JobRunner(settings, store, engine, history, secrets, nodes)

@@ -19,7 +19,7 @@ from hub.store.hubdb import HubDatabase
 from tests.servers import database_nodes
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "postgresql-odbc", "mariadb"])
 def two_pools(request: pytest.FixtureRequest,
               tmp_path: Path) -> Iterator[tuple[HubDatabase, HubDatabase]]:
     with database_nodes(request.param, tmp_path) as node:

@@ -38,7 +38,7 @@ def live(job_id: str, node: str, **changes: object) -> LiveRun:
     return LiveRun(**fields)  # type: ignore[arg-type]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "postgresql-odbc", "mariadb"])
 def pools(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[HubDatabase]]:
     with database_nodes(request.param, tmp_path) as node:
         yield [node(), node()]
