@@ -20,13 +20,26 @@ if TYPE_CHECKING:
     from hub.store.identity import IdentityStore
 
 
+def _with_node_url(settings: Settings, host: str, port: int) -> Settings:
+    """``settings`` with WEBHUB_NODE_URL, if unset, read from what the server listens on:
+    the host it is bound to, or the machine's name when it listens on every address."""
+    if settings.node_url:
+        return settings
+    import dataclasses
+    import socket
+
+    reachable = socket.gethostname() if host in ("0.0.0.0", "::", "") else host
+    shown = f"[{reachable}]" if ":" in reachable else reachable
+    return dataclasses.replace(settings, node_url=f"http://{shown}:{port}")
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from hub.api.app import create_app
     from hub.settings import load_settings
 
-    settings = load_settings()
+    settings = _with_node_url(load_settings(), args.host, args.port)
     app = create_app(settings)
     print(f"WebJobs hub on http://{args.host}:{args.port}  (jobs: {settings.jobs_dir}, "
           f"data: {settings.home})", flush=True)

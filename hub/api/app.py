@@ -17,12 +17,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from hub.abuse import RateLimiter, SignInThrottle, parse_trusted_proxies
+from hub.abuse import parse_trusted_proxies
 from hub.api.answers import error_response, refusal
 from hub.api.attach import router as attach_router
 from hub.api.auth_routes import router as auth_router
 from hub.api.debug_routes import router as debug_router
 from hub.api.deps import Hub
+from hub.api.forwarding import ForwardToSessionNode, PeerUrl
 from hub.api.history_routes import router as history_router
 from hub.api.inbound import ClientGone
 from hub.api.key_routes import router as keys_router
@@ -36,6 +37,7 @@ from hub.api.store_routes import router as store_router
 from hub.auth import Identity
 from hub.cluster.nodes import NodeRegistry, NodeStore
 from hub.engine.engine import Engine, EngineConfig, new_ref
+from hub.limiting import node_limits
 from hub.outside.database import Database
 from hub.outside.demo_data import seed_if_new
 from hub.outside.isolation import warn_if_hub_tables_reachable
@@ -49,7 +51,7 @@ from hub.services.debugging import DebugSessions
 from hub.services.history import History, open_history
 from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner
-from hub.services.scheduling import Scheduling
+from hub.services.scheduling import RegistryLiveness, Scheduling
 from hub.settings import Settings
 from hub.store.files import FileJobStore
 from hub.store.hubdb import open_hub_database
@@ -77,17 +79,18 @@ def build_hub(settings: Settings) -> Hub:
                                  max_console_mb=settings.max_console_mb), outside)
     secrets = secrets_service(settings, store)
     nodes = NodeRegistry(NodeStore(open_hub_database(settings.hub_db)),
-                         settings.node, settings.node_timeout_s)
+                         settings.node, settings.node_timeout_s, settings.node_url)
     nodes.check_name_free()  # a second start of a node's name stops here, clearly
     runner = JobRunner(settings, store, engine, history, secrets, nodes)
     identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)
     catalog = Catalog(store, runner, engine, files_dir=settings.jobs_dir)
     scheduling = Scheduling(ScheduleStore(open_hub_database(settings.hub_db)), runner, history,
-                            settings.node)
+                            settings.node, liveness=RegistryLiveness(nodes))
+    limits = node_limits(settings, SIGN_IN_RATE)
     return Hub(settings, engine, runner, catalog, users, identity,
-               RateLimiter(settings.public_rate), SignInThrottle(), RateLimiter(SIGN_IN_RATE),
+               limits.public, limits.sign_in, limits.sign_in_rate,
                parse_trusted_proxies(settings.trusted_proxies), outside, history, scheduling,
-               DebugSessions(), secrets, nodes)
+               DebugSessions(node=settings.node), secrets, nodes, limits)
 
 
 async def _prune_now_and_then(history: History) -> None:
@@ -137,6 +140,7 @@ def create_app(settings: Settings) -> FastAPI:
             hub.catalog.store.report_non_jobs()
         install_log_mask()  # after uvicorn set up its logging: no secret value in a log line
         await hub.engine.start()
+        await hub.catalog.start()  # the job store's listener: other nodes' saves
         if hub.nodes is not None:
             await hub.nodes.start()
         if hub.runner.cluster is not None:
@@ -155,12 +159,15 @@ def create_app(settings: Settings) -> FastAPI:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             await hub.scheduling.stop()
+            await hub.catalog.close()
             await hub.engine.close()
             if hub.runner.cluster is not None:
                 await hub.runner.cluster.close()
             if hub.nodes is not None:
                 await hub.nodes.stop()
             await hub.outside.close()
+            if hub.limits is not None:
+                await hub.limits.close()
             await asyncio.to_thread(hub.history.close)
             hub.users.close()
 
@@ -177,9 +184,18 @@ def create_app(settings: Settings) -> FastAPI:
     route = runs.routes[0]
     assert isinstance(route, Route)
     app.add_middleware(RunFirst, route=route)  # first, so innermost: see hub.api.run_route
+    app.add_middleware(ForwardToSessionNode, node=settings.node, peer_url=_peer_url(hub),
+                       max_body_bytes=settings.max_body_bytes)
     app.add_middleware(NoSniff)
     app.add_middleware(GiveBackMemory)
     return app
+
+
+def _peer_url(hub: Hub) -> PeerUrl:
+    """Where another node of the cluster answers (for its debug sessions)."""
+    async def url_of(node: str) -> str | None:
+        return None if hub.nodes is None else await hub.nodes.url_of(node)
+    return url_of
 
 
 async def _sweep_debug_sessions(sessions: DebugSessions) -> None:

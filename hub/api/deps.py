@@ -9,10 +9,11 @@ from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_add
 
 from starlette.requests import Request
 
-from hub.abuse import RateLimiter, SignInThrottle, client_address
+from hub.abuse import client_address
 from hub.auth import Caller, Identity, check_owner, check_same_origin, run_caller
 from hub.cluster.nodes import NodeRegistry
 from hub.engine.engine import Engine
+from hub.limiting import Limits, RequestLimit, SignInGuard
 from hub.secrets.service import SecretsService
 from hub.services.catalog import Catalog
 from hub.services.debugging import DebugSessions
@@ -32,9 +33,9 @@ class Hub:
     catalog: Catalog
     users: IdentityStore
     identity: Identity
-    public_limiter: RateLimiter
-    sign_in: SignInThrottle
-    sign_in_rate: RateLimiter
+    public_limiter: RequestLimit
+    sign_in: SignInGuard
+    sign_in_rate: RequestLimit
     trusted: list[IPv4Network | IPv6Network]
     outside: HubBridge
     history: History
@@ -42,6 +43,7 @@ class Hub:
     debug_sessions: DebugSessions
     secrets: SecretsService
     nodes: NodeRegistry | None = None  # this node's heartbeat and the cluster's other nodes
+    limits: Limits | None = None  # what public_limiter and sign_in count in (closed at stop)
 
 
 def hub_of(request: Request) -> Hub:

@@ -76,7 +76,6 @@ class ForwardToSessionNode:
         self.node = node
         self.peer_url = peer_url
         self.max_body_bytes = max_body_bytes
-        self._client: httpx.AsyncClient | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         target = await self._target(scope) if scope["type"] == "http" else None
@@ -107,29 +106,27 @@ class ForwardToSessionNode:
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]
                    if k.decode("latin-1") not in _HOP]
         headers.append((FORWARDED, self.node))
-        client = self._client or httpx.AsyncClient(
-            timeout=httpx.Timeout(10.0, read=None), follow_redirects=False)
-        self._client = client
-        url = base.rstrip("/") + scope.get("raw_path", scope["path"].encode()).decode("latin-1")
+        url = base.rstrip("/") + scope["path"]
         query = scope.get("query_string", b"").decode("latin-1")
-        request = client.build_request(scope["method"], url + (f"?{query}" if query else ""),
-                                       headers=headers, content=body)
-        try:
-            upstream = await client.send(request, stream=True)
-        except httpx.TransportError as exc:
-            log.warning("debug request for node at %s failed: %s", base, type(exc).__name__)
-            await _plain(send, 503, b'{"success":false,"code":"SYS-503",'
-                                    b'"error":"The node holding this debug session '
-                                    b'cannot be reached"}')
-            return
-        try:
-            await _until_gone(_relay(upstream, send), receive)
-        finally:
-            await upstream.aclose()
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        # A client of its own per request: debug requests are few, and nothing is left
+        # open when the hub stops.
+        async with httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None),
+                                     follow_redirects=False) as client:
+            request = client.build_request(scope["method"], url + (f"?{query}" if query else ""),
+                                           headers=headers, content=body)
+            try:
+                upstream = await client.send(request, stream=True)
+            except httpx.TransportError as exc:
+                log.warning("debug request for node at %s failed: %s", base,
+                            type(exc).__name__)
+                await _plain(send, 503, b'{"success":false,"code":"SYS-503",'
+                                        b'"error":"The node holding this debug session '
+                                        b'cannot be reached"}')
+                return
+            try:
+                await _until_gone(_relay(upstream, send), receive)
+            finally:
+                await upstream.aclose()
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:

@@ -244,7 +244,7 @@ async def run_job(name: str, request: Request) -> Response:
     hub.runner.authorise(job, caller)
     address = address_of(request)
     if caller.kind == "anonymous":  # only public jobs get this far without credentials
-        hub.public_limiter.hit(address)
+        await hub.public_limiter.admit(address)
     inbound = await read_inbound(request, hub.settings.max_body_bytes, address)
     attached = await attached_answer(request, hub, job, inbound, caller)
     if attached is not None:  # a tab the owner's debugger is attached to

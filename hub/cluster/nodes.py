@@ -50,7 +50,8 @@ def node_schema(dialect: Dialect) -> list[str]:
         host {varchar}(255) NOT NULL,
         pid {bigint} NOT NULL,
         started {real} NOT NULL,
-        beat {real} NOT NULL""")]
+        beat {real} NOT NULL,
+        url {varchar}(500)""")]
 
 
 class NodeNameTaken(Conflict):
@@ -72,6 +73,7 @@ class NodeEntry:
     pid: int
     started: float
     beat: float
+    url: str | None = None  # how the other nodes reach it (WEBHUB_NODE_URL)
 
     @property
     def swept(self) -> bool:
@@ -99,12 +101,12 @@ def beat_interval(timeout_s: float) -> float:
     return max(0.2, min(5.0, timeout_s / 3))
 
 
-_COLUMNS = "node, instance, host, pid, started, beat"
+_COLUMNS = "node, instance, host, pid, started, beat, url"
 
 
 def _entry(row: Row) -> NodeEntry:
     return NodeEntry(str(row[0]), str(row[1]), str(row[2]), int(row[3]), float(row[4]),
-                     float(row[5]))
+                     float(row[5]), None if row[6] is None else str(row[6]))
 
 
 class NodeStore:
@@ -128,8 +130,8 @@ class NodeStore:
                             and not held.swept):
                         raise _taken(me, held)
                     tx.write("DELETE FROM webhub_nodes WHERE node = ?", (me.node,))
-                tx.write(f"INSERT INTO webhub_nodes ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
-                         (me.node, me.instance, me.host, me.pid, me.started, me.beat))
+                tx.write(f"INSERT INTO webhub_nodes ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (me.node, me.instance, me.host, me.pid, me.started, me.beat, me.url))
             self.db.notify(JOIN_CHANNEL, me.node)
         except NodeNameTaken:
             raise
@@ -187,9 +189,11 @@ class NodeRegistry:
     ``every_beat`` callbacks run after each beat in a worker thread (the runs registry
     sweeps dead nodes there); a failing one is logged and the beats go on."""
 
-    def __init__(self, store: NodeStore, node: str, timeout_s: float) -> None:
+    def __init__(self, store: NodeStore, node: str, timeout_s: float,
+                 url: str | None = None) -> None:
         self.store = store
         self.node = node
+        self.url = url
         self.timeout_s = float(timeout_s)
         self.interval_s = beat_interval(self.timeout_s)
         self.instance = f"{socket.gethostname()}:{os.getpid()}:{os.urandom(6).hex()}"
@@ -210,7 +214,8 @@ class NodeRegistry:
 
     def _me(self) -> NodeEntry:
         now = time.time()
-        return NodeEntry(self.node, self.instance, socket.gethostname(), os.getpid(), now, now)
+        return NodeEntry(self.node, self.instance, socket.gethostname(), os.getpid(), now, now,
+                         self.url)
 
     def check_name_free(self) -> None:
         """Refuse early (before the hub opens anything else) when a live start holds the
@@ -302,3 +307,9 @@ class NodeRegistry:
 
     def alive_names(self) -> Sequence[str]:
         return [n.node for n in self.alive_nodes()]
+
+    async def url_of(self, node: str) -> str | None:
+        """How to reach live ``node`` (its WEBHUB_NODE_URL), or None (not alive, or it
+        said no address)."""
+        alive = await asyncio.to_thread(self.alive_nodes)
+        return next((n.url for n in alive if n.node == node and n.url), None)

@@ -95,6 +95,9 @@ def cluster_of(tmp_path: Path) -> Iterator[Callable[..., Cluster]]:
             made.append(cluster)
             for index in range(count):
                 cluster.start_node(index)
+            with cluster.client(0) as client:  # the shipped jobs and the test's, in the database
+                imported = client.post("/api/webjobs/store/import-files", json={})
+                assert imported.status_code == 200, imported.text
             return cluster
 
         _flush_redis()

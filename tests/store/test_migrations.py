@@ -135,9 +135,9 @@ def test_an_upgrade_keeps_every_row_of_a_database_made_before_migrations(
         fill_with_old_stores(db)
         before = snapshot(db)
         assert current_revision(db) is None
-        assert pending_migrations(db) == ["0001", "0002", "0003"]
+        assert pending_migrations(db) == ["0001", "0002", "0003", "0004"]
     with opened(url) as db:
-        assert upgrade(db) == ["0001", "0002", "0003"]
+        assert upgrade(db) == ["0001", "0002", "0003", "0004"]
         assert snapshot(db) == before
         assert current_revision(db) == head_revision() and pending_migrations(db) == []
         # The stores still read what they wrote (and their own DDL is harmless now).
@@ -159,6 +159,27 @@ def test_a_fresh_database_gets_the_tables_the_stores_make(url: str, tmp_path: Pa
         fill_with_old_stores(db)
         made = {t: _columns(db, t) for t in OLD_TABLES}
     assert migrated == made, "a store's table differs from migration 0001: add a revision"
+
+
+@pytest.mark.parametrize("url", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_the_cluster_tables_are_the_ones_the_cluster_stores_make(url: str,
+                                                                 tmp_path: Path) -> None:
+    """Migration 0004 is a frozen copy of the cluster stores' DDL, as 0001 of the rest."""
+    from hub.cluster.nodes import node_schema
+    from hub.cluster.registry import running_schema
+    from hub.schedule.store import _schedule_tables
+    from hub.store.limits_store import limit_tables
+
+    tables = ("webhub_nodes", "webhub_running", "IQXNetWebJobScheduleRun",
+              "IQXNetWebJobScheduleLease", "IQXNetWebJobLimitHit", "IQXNetWebJobLimitLock")
+    with opened(url) as db:
+        upgrade(db)
+        migrated = {t: _columns(db, t) for t in tables}
+    with database_url("sqlite", tmp_path / "stores") as other, opened(other) as db:
+        for made_by in (node_schema, running_schema, _schedule_tables, limit_tables):
+            db.ensure_schema(made_by(db.dialect))
+        made = {t: _columns(db, t) for t in tables}
+    assert migrated == made, "a cluster store's table differs from migration 0004"
 
 
 def _columns(db: HubDatabase, table: str) -> list[str]:
@@ -189,7 +210,7 @@ def test_two_upgrades_started_at_once_both_succeed(url: str) -> None:
     for thread in threads:
         thread.join(timeout=120)
     assert not failures, failures
-    assert sorted(applied) == [[], ["0001", "0002", "0003"]]
+    assert sorted(applied) == [[], ["0001", "0002", "0003", "0004"]]
     with opened(url) as db:
         assert pending_migrations(db) == []
         assert db.read("SELECT version_num FROM alembic_version") == [(head_revision(),)]
@@ -213,7 +234,7 @@ def test_a_database_newer_than_the_code_is_refused(kind: str, tmp_path: Path) ->
 
 def test_the_local_history_file_is_versioned_and_keeps_its_vacuum_mode(
         tmp_path: Path) -> None:
-    assert upgrade_local_history(tmp_path) == ["0001", "0002", "0003"]
+    assert upgrade_local_history(tmp_path) == ["0001", "0002", "0003", "0004"]
     assert upgrade_local_history(tmp_path) == []
     conn = sqlite3.connect(tmp_path / "history.db")
     try:
@@ -265,7 +286,7 @@ def test_without_pg_trgm_the_upgrade_warns_and_search_keeps_its_scan(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with plain_role_database(tmp_path) as url, opened(url) as db:
         with caplog.at_level(logging.WARNING, logger="webhub.db"):
-            assert upgrade(db) == ["0001", "0002", "0003"]
+            assert upgrade(db) == ["0001", "0002", "0003", "0004"]
         assert "history search keeps its scan" in caplog.text
         assert "pg_trgm" in caplog.text
         indexes = {r[0] for r in db.read("SELECT indexname FROM pg_indexes "
