@@ -8,6 +8,7 @@ Exit code: 0, or 1 when a server failed to start or answer, 2 when the setup is 
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import secrets
@@ -33,7 +34,9 @@ ANCHOR_DIR = REPO_ROOT.parent / "shared" / "anchors" / "node-worker-per-request"
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 CHECK_TIMEOUT_S = 30.0
 # The measurements after the HTTP table, which --skip can leave out.
-PARTS = ("cpu", "jit", "outside", "history", "schedule")
+PARTS = ("cpu", "jit", "outside", "history", "schedule", "cluster")
+# The parts that start what they measure themselves, which --only can run alone.
+ALONE_PARTS = ("jit", "outside", "history", "schedule", "cluster")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -64,6 +67,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="",
         help=f"comma-separated parts to leave out: {','.join(PARTS)}",
     )
+    parser.add_argument(
+        "--only",
+        default="",
+        help=f"comma-separated parts to run alone, without the HTTP table: {','.join(ALONE_PARTS)}",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="where results go")
     parser.add_argument(
         "--no-outside",
@@ -91,6 +99,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.skip.append("outside")
     if args.history_runs <= 0:
         args.skip.append("history")
+    args.only = split_choices(parser, "only", args.only, ALONE_PARTS)
+    if args.only:
+        args.skip = [part for part in PARTS if part not in args.only]
     return args
 
 
@@ -336,7 +347,24 @@ def run_parts(args: argparse.Namespace, cpu: dict[str, Any] | None) -> int:
         from bench import schedule_bench
 
         failed |= schedule_bench.run(args.out)
+    if "cluster" not in args.skip:
+        from bench import cluster_cases
+
+        failed |= cluster_cases.run(args.out)
     return failed
+
+
+def run_only(args: argparse.Namespace) -> int:
+    """Only the parts --only names, each starting what it measures: the results begin
+    afresh with a header, and each part appends to them."""
+    meta = {**run_meta(args), "servers": [], "cases": [], "only": args.only}
+    header = f"# WebJobs benchmark: {', '.join(args.only)} only\n\n{report.meta_line(meta)}\n"
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "latest.md").write_text(header, encoding="utf-8")
+    (args.out / "latest.json").write_text(json.dumps({"meta": meta}, indent=2) + "\n",
+                                          encoding="utf-8")
+    say(header)
+    return 1 if run_parts(args, None) else 0
 
 
 def run_outside(out_dir: Path) -> int:
@@ -359,13 +387,19 @@ def run_history(out_dir: Path, runs: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, interrupt)
+    if args.only:
+        try:
+            return run_only(args)
+        except KeyboardInterrupt:
+            print("\nbench: interrupted", file=sys.stderr)
+            return 130
     problem = setup_problem()
     if problem is not None:
         print(f"bench: {problem}", file=sys.stderr)
         return 2
     if shutil.which("node") is None:
         say("bench: node is not on PATH; the reference server will be skipped")
-    signal.signal(signal.SIGTERM, interrupt)
     try:
         return run(args)
     except KeyboardInterrupt:
