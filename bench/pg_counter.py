@@ -21,6 +21,7 @@ hub's own reads and writes, ``transaction`` (BEGIN, COMMIT, ROLLBACK, savepoints
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import struct
 import threading
@@ -33,6 +34,7 @@ CANCEL_REQUEST = 80877102
 TRANSACTION = ("BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION", "SAVEPOINT", "RELEASE",
                "END")
 SESSION = ("SET ", "RESET ", "DISCARD ", "SHOW ", "DEALLOCATE ")
+PARAMETER_LIST = re.compile(r"\(\$\d+(?:, \$\d+)*\)(?:, \(\$\d+(?:, \$\d+)*\))*")
 KINDS = ("hub", "transaction", "session", "listen")
 
 
@@ -57,7 +59,8 @@ class Tally:
 
     def add(self, text: str) -> None:
         self.kinds[kind_of(text)] += 1
-        self.texts[" ".join(text.split())] += 1
+        # One key for a statement whatever the length of its lists of parameters.
+        self.texts[PARAMETER_LIST.sub("(…)", " ".join(text.split()))] += 1
 
     def copy(self) -> Tally:
         return Tally(Counter(self.kinds), Counter(self.texts))

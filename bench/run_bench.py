@@ -357,7 +357,9 @@ def run_parts(args: argparse.Namespace, cpu: dict[str, Any] | None) -> int:
 def run_only(args: argparse.Namespace) -> int:
     """Only the parts --only names, each starting what it measures: the results begin
     afresh with a header, and each part appends to them."""
-    meta = {**run_meta(args), "servers": [], "cases": [], "only": args.only}
+    meta = {key: value for key, value in run_meta(args).items()
+            if key in ("date", "commit", "cpus", "machine", "python")}
+    meta["only"] = args.only
     header = f"# WebJobs benchmark: {', '.join(args.only)} only\n\n{report.meta_line(meta)}\n"
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.md").write_text(header, encoding="utf-8")
