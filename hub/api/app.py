@@ -191,10 +191,20 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
-def _peer_url(hub: Hub) -> PeerUrl:
-    """Where another node of the cluster answers (for its debug sessions)."""
+def _peer_url(hub: Hub, keep_s: float = 5.0) -> PeerUrl:
+    """Where another node of the cluster answers (for its debug sessions). The live
+    nodes' addresses are read at most every few seconds: a tagged request needs no
+    sign-in, so a stream of made-up session ids must not cost a database read each."""
+    kept: list[tuple[float, dict[str, str]]] = []
+
     async def url_of(node: str) -> str | None:
-        return None if hub.nodes is None else await hub.nodes.url_of(node)
+        if hub.nodes is None:
+            return None
+        now = time.monotonic()
+        if not kept or kept[0][0] <= now:
+            alive = await asyncio.to_thread(hub.nodes.alive_nodes)
+            kept[:] = [(now + keep_s, {n.node: n.url for n in alive if n.url})]
+        return kept[0][1].get(node)
     return url_of
 
 

@@ -10,8 +10,14 @@ can tell where a request belongs:
   cookie (the browser tab under the debugger).
 
 Such a request for another node's session is sent there as it came (method, path,
-query, headers, body) and its answer streamed back, so the owning node does every
-check itself: sign-in, the session's owner, the job. A forwarded request carries
+query, headers with its ``Host``, body) and its answer streamed back, so the owning node
+does every check itself: sign-in (an Origin check sees the Host the browser used), the
+session's owner, the job. The address this node saw is appended to
+``X-Forwarded-For``: the nodes list each other in ``WEBHUB_TRUSTED_PROXIES``, so the
+owning node counts limits against the client, never against a header the client wrote.
+Only the two shapes above are passed on, spelled plainly (a path with escapes or dot
+segments stays here, where it is refused or runs normally), and only whole bodies (a
+client that hangs up mid-body gets nothing run). A forwarded request carries
 ``X-WebHub-Forwarded`` and is never passed on again (no loops). A node that is not
 known, or has no address, leaves the request to this node: an unknown session then
 runs normally or is a 404, as on one node.
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from urllib.parse import parse_qs
 
@@ -37,9 +44,13 @@ FORWARDED = "x-webhub-forwarded"
 PREFIX = "/api/webjobs/"
 SESSION_PATH = PREFIX + "debug-session/"
 TAG = "_debug"
-# Hop-by-hop headers (RFC 9110 §7.6.1) and the ones httpx sets itself.
+# Hop-by-hop headers (RFC 9110 §7.6.1) and the one httpx sets itself.
 _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
-                  "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
+                  "te", "trailer", "transfer-encoding", "upgrade", "content-length"})
+_SESSION_ID = re.compile(r"dbg_[0-9a-f]{16}\.[0-9a-f]{2,512}")
+# What may be passed on: a session's events and commands, a tagged run of a job.
+_FORWARDED_PATH = re.compile(r"/api/webjobs/(?:debug-session/[0-9a-z_.]+/[a-z]+"
+                             r"|[A-Za-z0-9_-]+)")
 
 PeerUrl = Callable[[str], Awaitable[str | None]]
 
@@ -55,10 +66,17 @@ def _cookie(scope: Scope, name: str) -> str | None:
 
 
 def tagged_session(scope: Scope) -> str | None:
-    """The debug session a request is for, if any (see the module docstring)."""
+    """The debug session a request is for, if it is one that may be passed on (see the
+    module docstring)."""
     path: str = scope.get("path", "")
-    if not path.startswith(PREFIX):
+    raw = scope.get("raw_path")
+    if not _FORWARDED_PATH.fullmatch(path) or (raw is not None and raw != path.encode()):
         return None
+    found = _tag(scope, path)
+    return found if found is not None and _SESSION_ID.fullmatch(found) else None
+
+
+def _tag(scope: Scope, path: str) -> str | None:
     if path.startswith(SESSION_PATH):
         return str(path[len(SESSION_PATH):].split("/", 1)[0]) or None
     query: dict[str, list[str]] = parse_qs(scope.get("query_string", b"").decode("latin-1"))
@@ -99,23 +117,28 @@ class ForwardToSessionNode:
 
     async def _forward(self, base: str, scope: Scope, receive: Receive, send: Send) -> None:
         body = await _read_body(receive, self.max_body_bytes)
+        if body is _GONE:
+            return  # the client hung up mid-body: nothing to run, nobody to answer
         if body is None:
             await _plain(send, 413, b'{"success":false,"code":"SYS-413",'
                                     b'"error":"The request body is too large"}')
             return
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]
-                   if k.decode("latin-1") not in _HOP]
-        headers.append((FORWARDED, self.node))
+        headers = _passed_on_headers(scope, self.node)
         url = base.rstrip("/") + scope["path"]
         query = scope.get("query_string", b"").decode("latin-1")
         # A client of its own per request: debug requests are few, and nothing is left
         # open when the hub stops.
         async with httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None),
                                      follow_redirects=False) as client:
-            request = client.build_request(scope["method"], url + (f"?{query}" if query else ""),
-                                           headers=headers, content=body)
             try:
+                request = client.build_request(
+                    scope["method"], url + (f"?{query}" if query else ""), headers=headers,
+                    content=body)
                 upstream = await client.send(request, stream=True)
+            except httpx.InvalidURL:
+                await _plain(send, 400, b'{"success":false,"code":"HUB-001",'
+                                        b'"error":"The request is not valid"}')
+                return
             except httpx.TransportError as exc:
                 log.warning("debug request for node at %s failed: %s", base,
                             type(exc).__name__)
@@ -129,13 +152,36 @@ class ForwardToSessionNode:
                 await upstream.aclose()
 
 
+def _passed_on_headers(scope: Scope, node: str) -> list[tuple[str, str]]:
+    """The request's headers for the owning node, with the peer this node saw appended
+    to ``X-Forwarded-For`` and the loop guard added."""
+    headers: list[tuple[str, str]] = []
+    forwarded_for: list[str] = []
+    for raw_key, raw_value in scope["headers"]:
+        key, value = raw_key.decode("latin-1").lower(), raw_value.decode("latin-1")
+        if key == "x-forwarded-for":
+            forwarded_for.append(value)
+        elif key not in _HOP and key != FORWARDED:
+            headers.append((key, value))
+    client = scope.get("client")
+    if client:
+        forwarded_for.append(str(client[0]))
+    if forwarded_for:
+        headers.append(("x-forwarded-for", ", ".join(forwarded_for)))
+    headers.append((FORWARDED, node))
+    return headers
+
+
+_GONE = b"\0gone"  # _read_body: the client hung up before its body was in
+
+
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
     chunks: list[bytes] = []
     size = 0
     while True:
         message: Message = await receive()
         if message["type"] == "http.disconnect":
-            return b"".join(chunks)
+            return _GONE
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:

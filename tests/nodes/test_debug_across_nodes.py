@@ -63,3 +63,14 @@ def test_a_debug_session_is_reached_through_any_node(cluster_of: Any) -> None:
     assert {"type": "sent", "status": 200} in events, events
     assert page.cookies.get("webhub_debug") == session or "webhub_debug" in page.headers.get(
         "set-cookie", "")
+
+    # The owner's browser, signed in on node 1 with a session cookie, drives the session
+    # through node 1: the Origin check on node 0 sees the Host the browser used.
+    origin = cluster.nodes[1].url
+    with httpx.Client(base_url=origin, timeout=30) as browser_tab:
+        signed = browser_tab.post("/api/auth/login", json={
+            "name": "olive", "password": "correct horse battery"})
+        assert signed.status_code == 200, signed.text
+        detached = browser_tab.post(f"/api/webjobs/debug-session/{session}/command",
+                                    json={"command": "detach"}, headers={"Origin": origin})
+    assert detached.status_code == 200, detached.text
