@@ -22,6 +22,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "test-system-token"
+# Every test hub's WEBHUB_SECRET unless a test sets one: the hubs of one test are one
+# cluster (a node with another secret refuses to start on a shared database).
+TEST_SECRET = "test-cluster-secret"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 EXTRA_JOBS = {
@@ -101,7 +104,7 @@ def launch_hub(tmp: Path, env_extra: dict[str, str] | None = None,
     env.update({"WEBHUB_HOME": str(tmp / "home"), "WEBJOB_JOBS_DIR": str(jobs_dir),
                 "WEBHUB_SYSTEM_TOKEN": TOKEN, "WEBHUB_NODE": "test-node",
                 # Nodes of one test on one database are one cluster: one key.
-                "WEBHUB_SECRET": "test-cluster-secret",
+                "WEBHUB_SECRET": TEST_SECRET,
                 "WEBJOB_MAX_CONCURRENT": "3", "WEBJOB_PUBLIC_RATE": "0", **(env_extra or {})})
     log_path = tmp / "hub.log"
     with open(log_path, "wb") as log:

@@ -28,7 +28,7 @@ from hub.api.answers import PAGE_CSP
 from hub.outside.demo_data import seed_if_new
 from hub.settings import load_settings
 from tests.hub.browser import chromium, fresh_context
-from tests.hub.conftest import TOKEN, HubProcess, running_hub
+from tests.hub.conftest import TEST_SECRET, TOKEN, HubProcess, running_hub
 
 DEMO = "/api/webjobs/public_deeplink"
 HTML = {"Accept": "text/html"}
@@ -99,7 +99,8 @@ def offered(page: str) -> list[int]:
 
 def pass_for(hub: HubProcess, payload: dict[str, Any], exp: float) -> str:
     """A pass signed the way sign() does, with the hub's own key."""
-    key = load_settings({"WEBHUB_HOME": str(hub.home), "WEBHUB_SYSTEM_TOKEN": TOKEN}).sign_key
+    key = load_settings({"WEBHUB_HOME": str(hub.home), "WEBHUB_SYSTEM_TOKEN": TOKEN,
+                         "WEBHUB_SECRET": TEST_SECRET}).sign_key
     claim = json.dumps({"p": payload, "exp": int(exp)}).encode()
     body = base64.urlsafe_b64encode(claim).rstrip(b"=").decode()
     mac = hmac.new(base64.b64decode(key), body.encode(), hashlib.sha256).digest()

@@ -98,7 +98,10 @@ def test_lost_claims_cost_no_error_and_no_connection(cluster_of: Any) -> None:
     before = backends()
     time.sleep(6)  # six occurrences, each claimed by one node and lost by two
     after = backends()
-    assert len(after - before) <= 1, f"new connections while claiming: {after - before}"
+    # A lost claim used to cost its pooled connection (closed, then a new one): no
+    # connection of before may have gone. A pool may still grow by one or two.
+    assert not before - after, f"connections dropped while claiming: {before - after}"
+    assert len(after - before) <= 3, f"new connections while claiming: {after - before}"
     for node in cluster.nodes:
         text = node.log_text()
         assert "duplicate key" not in text and "Conflict" not in text, text[-3000:]

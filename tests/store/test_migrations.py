@@ -317,11 +317,11 @@ def test_webhub_db_current_and_upgrade(tmp_path: Path) -> None:
         newer = _webhub(env, "db", "current")
     assert before.returncode == 0, before.stderr
     assert before.stdout == ("hub database: at no revision (tables made before migrations, "
-                             "or none)\n  pending: 0001, 0002, 0003 (newest: 0003)\n")
+                             "or none)\n  pending: 0001, 0002, 0003, 0004 (newest: 0004)\n")
     assert upgraded.returncode == 0, upgraded.stderr
-    assert upgraded.stdout == "hub database: applied 0001, 0002, 0003; at 0003\n"
-    assert after.stdout == "hub database: at 0003\n  pending: none (newest: 0003)\n"
-    assert again.stdout == "hub database: nothing to do; at 0003\n"
+    assert upgraded.stdout == "hub database: applied 0001, 0002, 0003, 0004; at 0004\n"
+    assert after.stdout == "hub database: at 0004\n  pending: none (newest: 0004)\n"
+    assert again.stdout == "hub database: nothing to do; at 0004\n"
     assert newer.returncode == 2 and newer.stdout == "hub database: at 9001\n"
     assert re.fullmatch(r"webhub: SYS-500: .*revision 9001, which this hub does not know.*\n",
                         newer.stderr), newer.stderr
@@ -351,5 +351,5 @@ def test_a_hub_started_on_a_database_made_before_migrations_upgrades_it(
     for table in ("users", "api_tokens", "IQXNetWebJob", "IQXNetWebJobVersion",
                   "IQXNetWebJobSchedule", "IQXNetWebJobSecret"):
         assert kept[table] == before[table], table
-    assert "upgraded to schema revision 0003" in hub.log_text()
+    assert "upgraded to schema revision 0004" in hub.log_text()
     assert_clean_log(hub)
