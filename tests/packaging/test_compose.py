@@ -38,6 +38,8 @@ def test_two_nodes_share_one_database_one_redis_and_one_secret() -> None:
     assert first["WEBHUB_DB"].startswith("postgresql://")
     assert first["WEBJOB_STORE"] == "db" and first["WEBJOB_HISTORY_STORE"] == "sql"
     assert len({env["WEBHUB_NODE"] for env in hubs.values()}) == len(hubs)
+    for service, env in hubs.items():  # the others pass debug requests on to this address
+        assert env["WEBHUB_NODE_URL"] == f"http://{service}:8700"
 
 
 def test_every_setting_the_compose_file_sets_is_one_the_hub_reads() -> None:
