@@ -3,8 +3,9 @@ operator runs it (``WEBJOB_STORE=db``, SQL history, one secret, limits in Redis)
 
 PostgreSQL (127.0.0.1:5432) and Redis (127.0.0.1:6379) run on this machine; ``make
 test`` starts them when they are down. Each cluster gets its own database (dropped
-after) and its own Redis database number (flushed before and after). The tests that
-stop PostgreSQL itself start it again before they end, whatever happens."""
+after) and its own secret, so its limits' Redis keys (under ``webjobs:<cluster>:``,
+derived from the secret) are its own. The tests that stop PostgreSQL itself start it
+again before they end, whatever happens."""
 
 from __future__ import annotations
 
@@ -20,12 +21,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-import redis
 
 from tests.hub.conftest import AUTH, HubProcess, assert_clean_log, launch_hub
 from tests.servers import fresh_database
 
-REDIS_DB = 11  # the cluster tests' own Redis database (the others use 0)
+REDIS_DB = 11  # the cluster tests' Redis database
 PG_VERSION = next(iter(sorted(os.listdir("/etc/postgresql"))), "15") if os.path.isdir(
     "/etc/postgresql") else "15"
 
@@ -100,7 +100,6 @@ def cluster_of(tmp_path: Path) -> Iterator[Callable[..., Cluster]]:
                 assert imported.status_code == 200, imported.text
             return cluster
 
-        _flush_redis()
         try:
             yield make
         finally:
@@ -110,15 +109,6 @@ def cluster_of(tmp_path: Path) -> Iterator[Callable[..., Cluster]]:
                     node.stop()
                     if index not in cluster.down:
                         assert_clean_log(node)
-            _flush_redis()
-
-
-def _flush_redis() -> None:
-    client = redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
 
 
 @contextlib.contextmanager
