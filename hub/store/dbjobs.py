@@ -15,7 +15,11 @@
   ``REVALIDATE_EVERY_S`` (a change made past the hub sends no notification), one
   query of every job's stamp (``UpdatedAt``, ``UpdatedBy``, newest version and
   digest; no code) finds what changed meanwhile. Another node's save reaches it as
-  fast as the notification (milliseconds), its own saves at once.
+  fast as the notification (milliseconds), its own saves at once. While its
+  listener is away (its connection lost, found by the socket or the listener's
+  keepalive, however well the node's other connections work) it trusts no copy: it
+  checks each use as below until the resync after the listener's next connect, and
+  its whole-cache checks trust nothing meanwhile.
 * A node that does not listen (SQLite, MariaDB, PostgreSQL through ODBC: no
   notifications; or a store nobody started) asks, before each use of a copy, for
   that one job's stamp: one small indexed read without the code, so every save is
@@ -108,7 +112,7 @@ class DbJobStore:
         self._cache = JobCache()
         self._outage = Outage(f"The {db.label}")
         self._listener: Listener | None = None
-        self._listening = False         # a listener has connected: copies may be trusted
+        self._listening = False         # the listener is connected: copies may be trusted
         self._stopping = threading.Event()
         self._revalidator: threading.Thread | None = None
         self.resyncs = 0                # whole-cache checks after a (re)connect of the listener
@@ -307,14 +311,15 @@ class DbJobStore:
     # -- being told of changes ------------------------------------------------------
 
     def start_listening(self) -> bool:
-        """Listen for changes (PostgreSQL through psycopg): from then on this node runs
-        its copies without asking the database. False, and nothing started, where the
-        database cannot notify (copies are then checked before each use). Call once
-        at start; :meth:`close` stops it."""
+        """Listen for changes (PostgreSQL through psycopg): from then on, while the
+        listener is connected, this node runs its copies without asking the database.
+        False, and nothing started, where the database cannot notify (copies are then
+        checked before each use). Call once at start; :meth:`close` stops it."""
         if self._listener is not None or not self.db.supports_notify:
             return False
         self._stopping.clear()
-        self._listener = self.db.listen([JOBS_CHANNEL], self._heard, self._resync)
+        self._listener = self.db.listen([JOBS_CHANNEL], self._heard, self._resync,
+                                        on_lost=self._lost)
         self._revalidator = threading.Thread(target=self._revalidate_now_and_then,
                                              name="webhub-jobs-revalidate", daemon=True)
         self._revalidator.start()
@@ -336,6 +341,20 @@ class DbJobStore:
     def _heard(self, channel: str, payload: str) -> None:
         if channel == JOBS_CHANNEL and payload:
             self._cache.distrust(payload)
+
+    @property
+    def listening(self) -> bool:
+        """Whether this node trusts its copies now: its listener is connected and has
+        resynced (False where it cannot listen, and while its listener is away)."""
+        return self._listening
+
+    def _lost(self) -> None:
+        """The listener lost its connection: changes go unheard until its next resync,
+        so every copy is checked before use again (and used while the database is
+        unreachable). ``_listening`` first: a read that sees it still True took its
+        ticket before the distrust below, so what it reads is not kept."""
+        self._listening = False
+        self._cache.distrust_all()
 
     def _resync(self) -> None:
         """After every (re)connect of the listener: what was said while it was away

@@ -396,13 +396,16 @@ class HubDatabase:
             self.read("SELECT pg_notify(?, ?)", [channel, payload])
 
     def listen(self, channels: Iterable[str], on_message: Callable[[str, str], None],
-               on_resync: Callable[[], None]) -> Listener:
+               on_resync: Callable[[], None],
+               on_lost: Callable[[], None] | None = None) -> Listener:
         """Start a :class:`~hub.store.notify.Listener`: its own connection in a daemon
         thread, ``LISTEN`` on each of ``channels``. ``on_message(channel, payload)``
         for every notification, ``on_resync()`` after every (re)connect, the first
-        included — notifications sent while it was away are lost, so reload then.
-        Both run ON THE LISTENER'S THREAD: keep them short, thread-safe, and hand long
-        work elsewhere; an exception from them is logged and the listener goes on.
+        included — notifications sent while it was away are lost, so reload then;
+        ``on_lost()`` when a connection is lost (nothing is heard until the next
+        ``on_resync()``). All run ON THE LISTENER'S THREAD: keep them short,
+        thread-safe, and hand long work elsewhere; an exception from them is logged
+        and the listener goes on.
         Stop it with ``Listener.close()`` (also done by :meth:`close`). Only where
         :attr:`supports_notify` (else InternalError)."""
         from hub.store.notify import Listener
@@ -411,7 +414,7 @@ class HubDatabase:
         if not isinstance(self.driver, PsycopgDriver):
             raise InternalError(f"The {self.label} cannot push notifications "
                                 f"({self.kind} through {self.url.kind})")
-        listener = Listener(self.driver, channels, on_message, on_resync)
+        listener = Listener(self.driver, channels, on_message, on_resync, on_lost)
         self._listeners = [*(x for x in self._listeners if x.running), listener]
         return listener
 

@@ -5,7 +5,8 @@ Each entry is the job as last read (its code, version, saver) with its *stamp*: 
 job row's ``UpdatedAt`` and ``UpdatedBy`` and its newest version's number and digest,
 which every save changes and which are read without the code. An entry is *trusted*
 when nothing can have changed it unseen (the node listens for PostgreSQL
-notifications and none came for it since it was read); an untrusted entry is checked
+notifications, its listener stayed connected, and none came for it since it was
+read: a lost listener distrusts every entry); an untrusted entry is checked
 against the database before use, and is still what a run gets while the database
 cannot be reached.
 

@@ -6,8 +6,14 @@ dedicated psycopg connection in a daemon thread that ``LISTEN``\\ s on its chann
 and waits on the socket. When the connection is lost (a restart, an outage, its
 session terminated) it connects again, with a growing pause between tries, and calls
 ``on_resync()`` after every connect, the first included: what was sent while it was
-away is gone, so the owner reloads what it caches. ``on_message(channel, payload)``
-and ``on_resync()`` run on the listener's own thread, one at a time, in order.
+away is gone, so the owner reloads what it caches. ``on_lost()`` (optional) when a
+connection it had is lost, before it tries again: until the next ``on_resync()``
+nothing is heard, so an owner that trusts what it caches because it would be told of
+a change must stop trusting it (a listener can be away while the owner's other
+connections still work: its session ended, or no connection slot free for it). It
+is not called when the first connect fails (no ``on_resync()`` came before), nor
+for :meth:`Listener.close`. ``on_message(channel, payload)``, ``on_resync()`` and
+``on_lost()`` run on the listener's own thread, one at a time, in order.
 
 Channel names are identifiers (letters, digits, ``_``; at most 63 characters, the
 case kept); a payload is text under PostgreSQL's 8000 bytes (:func:`check_notification`).
@@ -62,13 +68,15 @@ class Listener:
     """``LISTEN`` on some channels in a thread of its own (see the module doc)."""
 
     def __init__(self, driver: PsycopgDriver, channels: Iterable[str],
-                 on_message: Callable[[str, str], None], on_resync: Callable[[], None]) -> None:
+                 on_message: Callable[[str, str], None], on_resync: Callable[[], None],
+                 on_lost: Callable[[], None] | None = None) -> None:
         self.channels = tuple(check_channel(c) for c in channels)
         if not self.channels:
             raise BadRequest("A listener needs at least one channel")
         self._driver = driver
         self._on_message = on_message
         self._on_resync = on_resync
+        self._on_lost = on_lost
         self._stop = threading.Event()
         self._wake_r, self._wake_w = socket.socketpair()
         self._lock = threading.Lock()
@@ -128,7 +136,8 @@ class Listener:
     def _session(self, *, first_try: bool) -> bool:
         """Connect, resync and serve until the connection is lost or the listener is
         closed; whether it got connected. A lost connection (or a first connect that
-        fails) is a warning; the tries to connect again after it are logged quietly."""
+        fails) is a warning; the tries to connect again after it are logged quietly.
+        A connection lost after its resync is told to the owner (``on_lost``)."""
         connected = False
         try:
             self._connect()
@@ -144,6 +153,8 @@ class Listener:
                 self._log_failure(reason, connected=connected, first_try=first_try)
         finally:
             self._drop()
+        if connected and self._on_lost is not None:
+            self._call(self._on_lost)  # skipped once closed: the owner stopped it
         return connected
 
     def _log_failure(self, reason: str, *, connected: bool, first_try: bool) -> None:

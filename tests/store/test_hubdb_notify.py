@@ -1,7 +1,8 @@
 """LISTEN/NOTIFY between hub nodes on one PostgreSQL database (psycopg): a notify on
 one node reaches another's listener, after the commit when sent in a transaction;
-a listener whose session is terminated reconnects, says so (``on_resync``) and goes
-on receiving; ``close`` leaves no thread. Other backends have no notifications."""
+a listener whose session is terminated says so (``on_lost``, once however many tries
+to connect again fail), reconnects, says so (``on_resync``) and goes on receiving;
+``close`` leaves no thread and tells of no loss. Other backends have no notifications."""
 
 from __future__ import annotations
 
@@ -30,13 +31,18 @@ class Inbox:
         self.messages: queue.Queue[tuple[str, str]] = queue.Queue()
         self.resyncs = 0
         self.resynced = threading.Event()
+        self.told: list[str] = []   # "resync" and "lost", in the order they came
 
     def on_message(self, channel: str, payload: str) -> None:
         self.messages.put((channel, payload))
 
     def on_resync(self) -> None:
         self.resyncs += 1
+        self.told.append("resync")
         self.resynced.set()
+
+    def on_lost(self) -> None:
+        self.told.append("lost")
 
     def next(self) -> tuple[str, str]:
         return self.messages.get(timeout=WAIT_S)
@@ -48,7 +54,7 @@ class Inbox:
 
 def _listening(db: HubDatabase, channels: list[str]) -> tuple[Listener, Inbox]:
     inbox = Inbox()
-    listener = db.listen(channels, inbox.on_message, inbox.on_resync)
+    listener = db.listen(channels, inbox.on_message, inbox.on_resync, inbox.on_lost)
     inbox.await_resync()  # the first connect: LISTEN is in place
     return listener, inbox
 
@@ -108,10 +114,12 @@ def test_a_terminated_listener_resyncs_and_hears_again(tmp_path: Path) -> None:
         pg_admin("SELECT pg_terminate_backend(%s)", [first_pid])
         inbox.await_resync()
         assert inbox.resyncs == 2 and listener.connects == 2
+        assert inbox.told == ["resync", "lost", "resync"]
         assert listener.backend_pid not in (None, first_pid)
         sender.notify("jobs", "after the outage")
         assert inbox.next() == ("jobs", "after the outage")
         listener.close()
+        assert inbox.told == ["resync", "lost", "resync"]  # closing is no loss
 
 
 @pytest.mark.expected_warning
@@ -126,10 +134,12 @@ def test_a_listener_waits_out_a_refusing_database(tmp_path: Path) -> None:
                      "WHERE datname = %s", [name])
             _eventually(lambda: not listener.connected)
             assert listener.backend_pid is None
+            _eventually(lambda: inbox.told == ["resync", "lost"])
         finally:
             pg_admin(f"ALTER DATABASE {name} WITH ALLOW_CONNECTIONS true")
         inbox.await_resync()
         assert listener.connected
+        assert inbox.told == ["resync", "lost", "resync"]  # the loss told once
         sender.notify("jobs", "back")
         assert inbox.next() == ("jobs", "back")
         listener.close()

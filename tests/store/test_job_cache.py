@@ -4,7 +4,8 @@ psycopg a node listens for changes (LISTEN/NOTIFY) and runs its copies without a
 the database; through ODBC it checks a copy's stamp before each use. With the
 database refusing connections, copies still load, a job never loaded fails with
 StoreUnavailable, saves fail fast, and afterwards a listening node learns (resync) of
-a save made while it was away."""
+a save made while it was away. A node whose listener is away while its pooled
+connections still work checks each use, so another node's save is seen at once."""
 
 from __future__ import annotations
 
@@ -179,6 +180,36 @@ def test_a_listening_node_through_an_outage(open_node: Callable[..., DbJobStore]
     assert learnt is not None and learnt.version == 2 and two.resyncs > resyncs
     unread = two.get("unread")
     assert unread is not None and unread.version == 1
+
+
+@pytest.mark.expected_warning
+def test_a_node_whose_listener_is_away_checks_each_use(open_node: Callable[..., DbJobStore],
+                                                      pg_name: str) -> None:
+    """The listener's session ended and no new connection allowed, while both nodes'
+    pooled connections go on working: no notification can come, so no copy may be
+    trusted, not even by the whole-cache check, until the listener is back."""
+    writer = open_node(pool_size=1)
+    reader = listening(open_node(pool_size=1))
+    writer.save("job", "return 1")
+    eventually(lambda: reader.get("job") and reader.cached("job"))
+    resyncs = reader.resyncs
+
+    with refusing_connections(pg_name, keep=(pinned_backend(writer), pinned_backend(reader))):
+        eventually(lambda: not reader.listening)
+        assert reader.cached("job") is None
+        writer.save("job", "return 2")
+        seen = reader.get("job")  # the next run: its stamp was checked
+        assert seen is not None and (seen.code, seen.version) == ("return 2", 2)
+        assert reader._revalidate()  # the database answers, yet trusts nothing
+        assert reader.cached("job") is None and not reader.listening
+        writer.save("job", "return 3")
+        seen = reader.get("job")
+        assert seen is not None and (seen.code, seen.version) == ("return 3", 3)
+
+    eventually(lambda: reader.resyncs > resyncs and reader.cached("job"))
+    assert reader.listening
+    writer.save("job", "return 4")
+    eventually(lambda: (j := reader.get("job")) is not None and j.code == "return 4")
 
 
 @pytest.mark.expected_warning

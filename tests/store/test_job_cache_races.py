@@ -1,6 +1,7 @@
 """hub.store.jobcache without a database: whatever the order of reads, changes,
-their notifications and whole-cache checks, once every notification is in no
-trusted copy is older than the job (the guarantee a listening node runs on)."""
+their notifications, whole-cache checks and the listener's losses and reconnects,
+once every notification is in no trusted copy is older than the job (the guarantee
+a listening node runs on)."""
 
 from __future__ import annotations
 
@@ -31,27 +32,35 @@ class World:
     cache: JobCache = field(default_factory=JobCache)
     db: dict[str, int] = field(default_factory=lambda: dict.fromkeys(NAMES, 1))
     notifications: list[str] = field(default_factory=list)
-    reads: list[tuple[str, int, int]] = field(default_factory=list)   # name, ticket, seen
+    # name, ticket, seen, whether the node listened when the read began
+    reads: list[tuple[str, int, int, bool]] = field(default_factory=list)
     checks: list[tuple[int, dict[str, int]]] = field(default_factory=list)
+    listening: bool = True   # as DbJobStore._listening: the listener is connected
 
     def step(self, op: str, name: str, pick: int) -> None:
         if op == "change":  # a save somewhere; its notification comes later
             self.db[name] += 1
-            self.notifications.append(name)
+            if self.listening:  # else nobody hears it
+                self.notifications.append(name)
         elif op == "deliver" and self.notifications:
             self.cache.distrust(self.notifications.pop(pick % len(self.notifications)))
         elif op == "start_read":  # the oldest thing the read can see: the job at its ticket
-            self.reads.append((name, self.cache.ticket(), self.db[name]))
+            self.reads.append((name, self.cache.ticket(), self.db[name], self.listening))
         elif op == "finish_read" and self.reads:
-            read, ticket, seen = self.reads.pop(pick % len(self.reads))
-            self.cache.put(read, job(read, seen), stamp(seen), ticket, trusted=True)
+            read, ticket, seen, trusted = self.reads.pop(pick % len(self.reads))
+            self.cache.put(read, job(read, seen), stamp(seen), ticket, trusted=trusted)
         elif op == "start_check":
             self.checks.append((self.cache.ticket(), dict(self.db)))
         elif op == "finish_check" and self.checks:
             ticket, seen_all = self.checks.pop(pick % len(self.checks))
             self.cache.revalidate({n: stamp(v) for n, v in seen_all.items()}, ticket,
-                                  trust=True)
+                                  trust=self.listening)
+        elif op == "lose":  # as DbJobStore._lost: nothing is heard until the resync
+            self.listening = False
+            self.notifications.clear()
+            self.cache.distrust_all()
         elif op == "resync":  # the listener reconnected: what it missed is lost
+            self.listening = True
             self.notifications.clear()
             self.cache.distrust_all()
             self.checks.append((self.cache.ticket(), dict(self.db)))
@@ -66,7 +75,7 @@ class World:
 
 
 OPS = st.sampled_from(["change", "deliver", "start_read", "finish_read", "start_check",
-                       "finish_check", "resync"])
+                       "finish_check", "lose", "resync"])
 
 
 @settings(max_examples=400, deadline=None)
@@ -79,6 +88,25 @@ def test_no_trusted_copy_is_older_than_its_job(steps: list[tuple[str, str, int]]
     while world.notifications:
         world.step("deliver", "a", 0)
         world.check_trusted()
+
+
+def test_while_the_listener_is_away_nothing_is_trusted() -> None:
+    """A copy trusted before the loss, and a whole-cache check made meanwhile, would
+    each hand out code older than a save nobody heard of."""
+    world = World()
+    for op in ("start_read", "finish_read", "lose", "start_check", "finish_check",
+               "change", "start_read", "finish_read", "start_check", "change",
+               "finish_check"):
+        world.step(op, "a", 0)
+        world.check_trusted()
+    entry = world.cache.entry("a")
+    assert entry is not None and not entry.trusted
+    world.step("resync", "a", 0)
+    world.step("finish_check", "a", -1)   # the resync's check: the copy is out of date
+    for op in ("start_read", "finish_read"):
+        world.step(op, "a", 0)
+    entry = world.cache.entry("a")
+    assert entry is not None and entry.trusted and entry.stamp == stamp(world.db["a"])
 
 
 def test_an_unchanged_copy_keeps_its_code_object() -> None:
