@@ -15,13 +15,23 @@ clock: nodes must keep their clocks in step (NTP) well within the timeout.
 Two processes with one ``WEBHUB_NODE`` would write each other's runs and claims: a
 start finding the name held by another live start refuses with a clear message.
 A row left by a process of this host that no longer exists (a kill -9, then a
-restart at once) is not alive, whatever its beat says.
+restart at once) does not hold the name, whatever its beat says. "This host" is the
+host name, the boot (``/proc/sys/kernel/random/boot_id``) and the PID namespace
+(``/proc/self/ns/pid``), kept in the ``host`` column as ``name/boot/pidns``: two
+containers sharing a host name have their own process ids, and a container's
+restarted hub is PID 1 again. Only a start claiming its own name looks at processes;
+other nodes are alive by their beats alone.
+
+On a SQLite hub database a hub is one node: it writes its row once at start (so a
+second start of the name on the same file is refused) and does not beat; its
+liveness answers itself without reading.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -29,13 +39,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from hub.store.dialects import Dialect
 from hub.store.hubdb import HubDatabase, Row, Tx
 from shared.errors import Conflict, StoreUnavailable
 
 __all__ = ["JOIN_CHANNEL", "NODE_SCHEMA", "SWEPT", "NodeEntry", "NodeNameTaken", "NodeRegistry",
-           "NodeStore", "beat_interval", "node_schema"]
+           "NodeStore", "beat_interval", "host_id", "node_schema"]
 
 log = logging.getLogger("webhub.cluster")
 NODE_SCHEMA = "webhub_nodes/1"
@@ -60,7 +71,8 @@ class NodeNameTaken(Conflict):
 
 def _taken(me: NodeEntry, held: NodeEntry) -> NodeNameTaken:
     return NodeNameTaken(
-        f"WEBHUB_NODE={me.node} is already in use by a running hub (host {held.host}, "
+        f"WEBHUB_NODE={me.node} is already in use by a running hub (host "
+        f"{held.host.split('/')[0]}, "
         f"process {held.pid}, last heartbeat {max(0.0, me.beat - held.beat):.0f} s ago): "
         "give each node its own name")
 
@@ -81,19 +93,62 @@ class NodeEntry:
         return self.instance.startswith(SWEPT)
 
     def alive(self, now: float, timeout_s: float) -> bool:
-        return self.beat >= now - timeout_s and not self._gone_from_this_host()
+        """Beating within the timeout (a node of another host, container or PID namespace
+        is known by its beats alone)."""
+        return self.beat >= now - timeout_s
 
-    def _gone_from_this_host(self) -> bool:
-        """A process of this host that no longer runs (its beat may still look fresh)."""
-        if self.host != socket.gethostname() or self.pid == os.getpid():
+    def holds_name(self, me: NodeEntry, timeout_s: float, *, beats: bool = True) -> bool:
+        """Whether this row, found by ``me`` claiming its own name, stops ``me``: a live
+        start other than ``me``. A row of this host whose process is gone (or is ``me``'s
+        own process id: a restarted container's PID 1) does not; on a database without
+        beats (``beats`` False) a row of this host whose process runs does."""
+        if self.instance == me.instance or self.swept:
+            return False
+        running = self._process_runs(me) if self.host == me.host else None
+        if running is False:
+            return False
+        if running and not beats:
+            return True
+        return self.alive(me.beat, timeout_s)
+
+    def _process_runs(self, me: NodeEntry) -> bool:
+        """Whether this row's process (of ``me``'s host and PID namespace) still runs: not
+        ``me``'s own pid, not a pid since taken by a process started after the row."""
+        if self.pid == me.pid:
             return False
         try:
             os.kill(self.pid, 0)
         except ProcessLookupError:
-            return True
-        except PermissionError:  # there, another user's
             return False
-        return False
+        except PermissionError:  # there, another user's
+            pass
+        started = _process_start(self.pid)
+        return started is None or started <= self.started + _START_SLACK_S
+
+
+_START_SLACK_S = 2.0  # a process's start time, read from /proc, is known to a tick or so
+
+
+def _process_start(pid: int) -> float | None:
+    """When process ``pid`` started (wall clock), where /proc says; None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(float(line.split()[1]) for line in
+                    Path("/proc/stat").read_text().splitlines() if line.startswith("btime "))
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+@functools.cache
+def host_id() -> str:
+    """This host as the ``host`` column keeps it: ``name/boot-id/pid-namespace`` (Linux;
+    the name alone where /proc does not say)."""
+    parts = [socket.gethostname()]
+    with contextlib.suppress(OSError):
+        parts.append(Path("/proc/sys/kernel/random/boot_id").read_text().strip())
+        parts.append(str(os.stat("/proc/self/ns/pid").st_ino))
+    return "/".join(parts)[:255]
 
 
 def beat_interval(timeout_s: float) -> float:
@@ -115,6 +170,11 @@ class NodeStore:
     def __init__(self, db: HubDatabase) -> None:
         self.db = db
 
+    @property
+    def beats(self) -> bool:
+        """Whether nodes beat here: not on SQLite, where a hub is one node."""
+        return self.db.kind != "sqlite"
+
     def _ready(self) -> None:
         self.db.ensure_schema_once(NODE_SCHEMA, node_schema)
 
@@ -126,8 +186,7 @@ class NodeStore:
             with self.db.transaction() as tx:
                 held = self._held(tx, me.node)
                 if held is not None:
-                    if (held.instance != me.instance and held.alive(me.beat, timeout_s)
-                            and not held.swept):
+                    if held.holds_name(me, timeout_s, beats=self.beats):
                         raise _taken(me, held)
                     tx.write("DELETE FROM webhub_nodes WHERE node = ?", (me.node,))
                 tx.write(f"INSERT INTO webhub_nodes ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -173,7 +232,7 @@ class NodeStore:
         return self.db.write(
             "UPDATE webhub_nodes SET instance = ?, host = ?, pid = ?, beat = ? "
             "WHERE node = ? AND instance = ? AND beat = ?",
-            (f"{SWEPT}{by}", socket.gethostname(), os.getpid(), time.time(), dead.node,
+            (f"{SWEPT}{by}", host_id(), os.getpid(), time.time(), dead.node,
              dead.instance, dead.beat)) == 1
 
     def forget(self, node: str, instance: str) -> None:
@@ -214,8 +273,7 @@ class NodeRegistry:
 
     def _me(self) -> NodeEntry:
         now = time.time()
-        return NodeEntry(self.node, self.instance, socket.gethostname(), os.getpid(), now, now,
-                         self.url)
+        return NodeEntry(self.node, self.instance, host_id(), os.getpid(), now, now, self.url)
 
     def check_name_free(self) -> None:
         """Refuse early (before the hub opens anything else) when a live start holds the
@@ -223,8 +281,8 @@ class NodeRegistry:
         me = self._me()
         with contextlib.suppress(StoreUnavailable):
             for held in self.store.nodes():
-                if (held.node == me.node and held.alive(me.beat, self.timeout_s)
-                        and not held.swept):
+                if held.node == me.node and held.holds_name(me, self.timeout_s,
+                                                            beats=self.store.beats):
                     raise _taken(me, held)
 
     def claim(self) -> NodeEntry | None:
@@ -259,7 +317,8 @@ class NodeRegistry:
             log.info("node %s left without deregistering: %s", self.node, exc.message)
 
     async def _beat_loop(self) -> None:
-        while True:
+        """Beats; where nodes do not beat (SQLite), only until the name is claimed."""
+        while self.store.beats or not self._claimed:
             await asyncio.sleep(self.interval_s)
             await asyncio.to_thread(self.beat)
 
@@ -306,6 +365,9 @@ class NodeRegistry:
         return self.store.dead(time.time(), self.timeout_s)
 
     def alive_names(self) -> Sequence[str]:
+        """The nodes beating now; on SQLite (one node, no beats) this node, unread."""
+        if not self.store.beats:
+            return [self.node]
         return [n.node for n in self.alive_nodes()]
 
     async def url_of(self, node: str) -> str | None:

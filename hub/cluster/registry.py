@@ -117,6 +117,28 @@ class RunsStore:
         return [_live(r) for r in self.db.read(
             f"SELECT {_COLUMNS} FROM webhub_running WHERE node = ? ORDER BY started", (node,))]
 
+    def of_swept_node(self, node: str, swept_by: str) -> list[LiveRun]:
+        """``node``'s rows while its node row is still marked swept by ``swept_by`` (none
+        once the node has joined again: its rows are its live runs then)."""
+        self.ready()
+        columns = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+        return [_live(r) for r in self.db.read(
+            f"SELECT {columns} FROM webhub_running r JOIN webhub_nodes n ON n.node = r.node "
+            "WHERE r.node = ? AND n.instance = ? ORDER BY r.started", (node, swept_by))]
+
+    def leave_swept(self, node: str, swept_by: str, job_ids: Sequence[str]) -> None:
+        """Delete ``job_ids`` of ``node`` while its node row is marked swept by
+        ``swept_by``: a node that joined again meanwhile keeps its rows."""
+        self.ready()
+        ids = list(job_ids)
+        for start in range(0, len(ids), 200):
+            part = ids[start:start + 200]
+            marks = ", ".join("?" for _ in part)
+            self.db.write(
+                f"DELETE FROM webhub_running WHERE job_id IN ({marks}) AND node = ? AND "
+                "EXISTS (SELECT 1 FROM webhub_nodes n WHERE n.node = ? AND n.instance = ?)",
+                [*part, node, node, swept_by])
+
     def in_flight(self, alive_since: float) -> list[LiveRun]:
         """The runs of every node that beat at ``alive_since`` or later, oldest first."""
         self.ready()

@@ -230,8 +230,16 @@ class ClusterRuns:
     def _take_over(self, dead: NodeEntry) -> None:
         if not self.nodes.store.take_over(dead, self.node):
             return
-        marked = self.sweep(dead.node) if self._history_shared else 0
-        self.nodes.store.forget(dead.node, f"{SWEPT}{self.node}")
+        swept_by = f"{SWEPT}{self.node}"
+        marked = 0
+        if self._history_shared:
+            # Only while the mark holds: a stalled node that joins again meanwhile
+            # writes its rows anew, and those are its runs going on.
+            leftovers = self.store.of_swept_node(dead.node, swept_by)
+            marked = self._interrupt(dead.node, [run.as_record() for run in leftovers])
+            if leftovers:
+                self.store.leave_swept(dead.node, swept_by, [r.job_id for r in leftovers])
+        self.nodes.store.forget(dead.node, swept_by)
         log.warning("node %s stopped beating %.0f s ago: taken for dead, %d of its runs "
                     "marked interrupted", dead.node, time.time() - dead.beat, marked)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hub.cluster.nodes import NodeEntry, NodeNameTaken, NodeRegistry, NodeStore
+from hub.cluster.nodes import NodeEntry, NodeNameTaken, NodeRegistry, NodeStore, host_id
 from hub.store.hubdb import HubDatabase
 from tests.servers import database_nodes
 
@@ -88,14 +88,84 @@ def test_the_lifespan_beats_and_leaves_cleanly(
     registry = NodeRegistry(NodeStore(two_pools[0]), "gamma", 0.6)
     beats: list[float] = []
     registry.every_beat(lambda: beats.append(time.time()))
+    on_sqlite = two_pools[0].kind == "sqlite"
 
     async def life() -> None:
         await registry.start()
+        assert [n.node for n in NodeStore(two_pools[1]).nodes()] == ["gamma"]
+        if on_sqlite:  # one node: its row is written once, and it never beats
+            assert registry._task is not None
+            await asyncio.wait_for(registry._task, 5)
         deadline = time.monotonic() + 5
-        while len(beats) < 2:
+        while not on_sqlite and len(beats) < 2:
             assert time.monotonic() < deadline
             await asyncio.sleep(0.05)
         await registry.stop()
 
     asyncio.run(life())
+    assert beats == [] if on_sqlite else len(beats) >= 2
     assert NodeStore(two_pools[1]).nodes() == []
+
+
+def _put_row(db: HubDatabase, entry: NodeEntry) -> None:
+    NodeStore(db).nodes()  # the table made, if not yet
+    db.write("INSERT INTO webhub_nodes (node, instance, host, pid, started, beat, url) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?)", (entry.node, entry.instance, entry.host, entry.pid,
+                                              entry.started, entry.beat, entry.url))
+
+
+def test_a_beating_node_of_another_pid_namespace_is_alive(
+        two_pools: tuple[HubDatabase, HubDatabase]) -> None:
+    """Containers sharing a host name (host network, an explicit hostname) each have their
+    own process ids: a node is alive by its beats, whatever this host's process table."""
+    me = NodeRegistry(NodeStore(two_pools[0]), "here", 30)
+    me.claim()
+    now, gone = time.time(), _gone_pid()
+    _put_row(two_pools[1], NodeEntry("there", "t:1:aa", socket.gethostname(), gone, now - 60,
+                                     now))
+    _put_row(two_pools[1], NodeEntry("beside", "b:1:bb", host_id(), gone, now - 60, now))
+    assert [n.node for n in me.store.alive(time.time(), 30)] == ["beside", "here", "there"]
+    assert me.dead_nodes() == []
+    # Its own name held from another PID namespace: it cannot tell, the beat decides.
+    other = NodeRegistry(NodeStore(two_pools[1]), "there", 30)
+    with pytest.raises(NodeNameTaken, match=f"host {socket.gethostname()},"):
+        other.check_name_free()
+
+
+def test_a_restarted_container_takes_its_name_back_at_once(
+        two_pools: tuple[HubDatabase, HubDatabase]) -> None:
+    """The row a killed hub left with this process's own id (a container's PID 1 again)
+    is another start's: gone, whatever its beat says."""
+    now = time.time()
+    _put_row(two_pools[0], NodeEntry("delta", "old:1:cc", host_id(), os.getpid(), now - 2,
+                                     now - 1))
+    again = NodeRegistry(NodeStore(two_pools[1]), "delta", 30)
+    again.check_name_free()
+    earlier = again.claim()
+    assert earlier is not None and earlier.instance == "old:1:cc"
+
+
+def test_a_process_id_taken_since_by_another_process_holds_no_name(
+        two_pools: tuple[HubDatabase, HubDatabase]) -> None:
+    """A running process that started after the row was written is not the row's."""
+    _put_row(two_pools[0], NodeEntry("eps", "old:2:dd", host_id(), os.getppid(), 1.0,
+                                     time.time()))
+    NodeRegistry(NodeStore(two_pools[1]), "eps", 30).claim()
+
+
+def test_a_sqlite_node_is_alone_and_its_name_held_while_its_process_runs(
+        tmp_path: Path) -> None:
+    with database_nodes("sqlite", tmp_path) as node:
+        one, two = node(), node()
+        solo = NodeRegistry(NodeStore(one), "solo", 0.3)
+        solo.claim()
+        now = time.time()
+        _put_row(one, NodeEntry("other", "o:1:ee", host_id(), os.getppid(), now, now))
+        assert solo.alive_names() == ["solo"]  # not read: a SQLite hub is one node
+        # No beats, long past the timeout: the holder's process runs, the name is held.
+        one.write("UPDATE webhub_nodes SET pid = ?, beat = ? WHERE node = ?",
+                  (os.getppid(), now - 60, "solo"))
+        with pytest.raises(NodeNameTaken):
+            NodeRegistry(NodeStore(two), "solo", 0.3).check_name_free()
+        one.write("UPDATE webhub_nodes SET pid = ? WHERE node = ?", (_gone_pid(), "solo"))
+        NodeRegistry(NodeStore(two), "solo", 0.3).claim()

@@ -6,7 +6,7 @@ SQLite file keeps no registry at all."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hub.api.app import create_app
-from hub.cluster.nodes import NodeRegistry, NodeStore
+from hub.cluster.nodes import SWEPT, NodeRegistry, NodeStore
 from hub.cluster.registry import LiveRun, RunsStore
 from hub.cluster.runs import ClusterRuns
-from hub.history.record import Caller
+from hub.history.record import Caller, RunRecord
 from hub.history.recorder import Recorder
 from hub.history.sqlstore import SqlHistoryStore
 from hub.services.history import History
@@ -121,3 +121,32 @@ def test_a_node_on_the_embedded_database_keeps_no_registry(tmp_path: Path) -> No
     hub = app.state.hub
     assert hub.runner.cluster is None and hub.nodes is not None
     assert hub.nodes.store.db.kind == "sqlite"
+
+
+@pytest.mark.expected_warning  # taken for dead, the stalled node joins again
+def test_a_stalled_node_joining_during_its_sweep_keeps_its_runs(
+        pools: list[HubDatabase]) -> None:
+    stalled = NodeRegistry(NodeStore(pools[0]), "stalled", 0.3)
+    survivor = NodeRegistry(NodeStore(pools[1]), "live", 0.3)
+    stalled.claim()
+    survivor.claim()
+    store = RunsStore(pools[0])
+    store.enter([live("job_s1", "stalled"), live("job_s2", "stalled")])
+    told: list[list[str]] = []
+
+    def interrupt(node: str, records: Sequence[RunRecord]) -> int:
+        told.append([r.job_id for r in records])
+        stalled.beat()  # it wakes up between the sweep's read and its delete
+        return 0
+
+    ClusterRuns(RunsStore(pools[1]), survivor, stop=lambda job_id: False,
+                interrupt=interrupt, history_shared=True)
+    deadline = time.monotonic() + 5
+    while not told:
+        survivor.beat()
+        assert time.monotonic() < deadline, "the stalled node was never taken over"
+        time.sleep(0.05)
+    assert told == [["job_s1", "job_s2"]]
+    assert [r.job_id for r in store.of_node("stalled")] == ["job_s1", "job_s2"]
+    assert {n.node: n.instance for n in survivor.store.nodes()}["stalled"] == stalled.instance
+    assert store.of_swept_node("stalled", f"{SWEPT}live") == []

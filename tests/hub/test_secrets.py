@@ -196,7 +196,8 @@ def test_rotation_is_seen_by_the_next_run_on_every_node(
     shared = {"WEBHUB_DB": f"sqlite:///{tmp_path / 'shared-hub.db'}",
               "WEBHUB_SECRET": "one secret for the whole cluster"}
     jobs = {"reader": JOBS["reader"]}
-    first, second = start_hub(shared, jobs), start_hub(shared, jobs)
+    first = start_hub({**shared, "WEBHUB_NODE": "node-one"}, jobs)
+    second = start_hub({**shared, "WEBHUB_NODE": "node-two"}, jobs)
     with first.client(headers=PLAIN) as one, second.client(headers=PLAIN) as two:
         for value in ("first-value-1", "second-value-2"):
             assert one.put(f"{API}/secrets/leak_demo", json={"value": value}).status_code == 200

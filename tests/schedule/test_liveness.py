@@ -11,11 +11,12 @@ from hub.schedule.store import OpenRun, ScheduleStore
 from hub.services.scheduling import RegistryLiveness
 from hub.store.hubdb import open_hub_database
 from tests.schedule.world import T0, FakeClock, World
+from tests.servers import database_nodes
 
 
 def test_the_nodes_beating_are_alive(tmp_path: Path) -> None:
-    db = open_hub_database(f"sqlite:///{tmp_path / 'hub.db'}")
-    try:
+    with database_nodes("postgresql", tmp_path) as node:
+        db = node()
         store = NodeStore(db)
         a, b = NodeRegistry(store, "a", 30), NodeRegistry(store, "b", 30)
         a.claim()
@@ -27,6 +28,15 @@ def test_the_nodes_beating_are_alive(tmp_path: Path) -> None:
         assert liveness.alive_nodes() == {"a"}                     # stopped beating
         db.write("DELETE FROM webhub_nodes WHERE node = 'b'")      # swept and forgotten
         assert liveness.alive_nodes() == {"a"}
+
+
+def test_a_node_on_sqlite_is_alone_and_alive(tmp_path: Path) -> None:
+    db = open_hub_database(f"sqlite:///{tmp_path / 'hub.db'}")
+    try:
+        a, b = NodeRegistry(NodeStore(db), "a", 30), NodeRegistry(NodeStore(db), "b", 30)
+        a.claim()
+        b.claim()
+        assert RegistryLiveness(a).alive_nodes() == {"a"}  # no beats there, none read
     finally:
         db.close()
 
