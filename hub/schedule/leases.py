@@ -123,17 +123,20 @@ class RunsAndLeases:
             sql = self.db.dialect.insert_ignore(
                 f"INSERT INTO {LEASE_TABLE} (ScheduleID, Node, Until) VALUES "
                 f"{marks(len(chunk), 3)}")
-            rows = self.db.read(f"{sql} RETURNING ScheduleID",
-                                [v for sid in chunk for v in (sid, node, until)])
+            # Resent when its answer is lost: a lease the first sending took is this
+            # node's, and the UPDATE below takes it again (``OR Node = ?``).
+            rows = self.db.write_returning(f"{sql} RETURNING ScheduleID",
+                                           [v for sid in chunk for v in (sid, node, until)],
+                                           resend=True)
             got |= {int(sid) for (sid,) in rows}
             rest = [sid for sid in chunk if sid not in got]
             if rest and self.db.dialect.name == "mariadb":   # no UPDATE ... RETURNING
                 got |= {sid for sid in rest if self.take_lease(sid, node, until)}
             elif rest:
-                got |= {int(sid) for (sid,) in self.db.read(
+                got |= {int(sid) for (sid,) in self.db.write_returning(
                     f"UPDATE {LEASE_TABLE} SET Node = ?, Until = ? WHERE ScheduleID IN "
                     f"({', '.join('?' * len(rest))}) AND (Until < ? OR Node = ?) "
-                    "RETURNING ScheduleID", [node, until, *rest, now, node])}
+                    "RETURNING ScheduleID", [node, until, *rest, now, node], resend=True)}
         return got
 
     def renew_lease(self, schedule_id: int, node: str, until: float) -> bool:

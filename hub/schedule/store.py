@@ -4,10 +4,11 @@
 one row per occurrence some node took. Its key ``(ScheduleID, Occurrence)`` is what
 makes an occurrence fire once per cluster: every node that finds it due INSERTs the
 claim and only the node whose INSERT adds a row runs it. A lost claim is an INSERT
-that adds nothing (``ON CONFLICT DO NOTHING``), never an error: no log line on the
-server, no pooled connection dropped. Claims are single statements (no transaction
-held across round trips), so a node stopped mid-claim holds no lock that others
-would wait on.
+that adds nothing (the conflict is taken, not raised), never an error: no log line
+on the server, no pooled connection dropped. A claim whose answer was lost is sent
+again and still won by the same attempt (see ``_claim_chunk``). Claims are single
+statements (no transaction held across round trips), so a node stopped mid-claim
+holds no lock that others would wait on.
 
 ``NextRun`` is the watermark of the schedule: every occurrence before it is
 accounted for (claimed, run or reported missed). The node that claims the
@@ -30,6 +31,8 @@ The run rows (``IQXNetWebJobScheduleRun``) and the leases of ``overlap: skip``
 from __future__ import annotations
 
 import logging
+import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from decimal import Decimal
@@ -94,6 +97,8 @@ class ScheduleStore(RunsAndLeases):
     def __init__(self, db: HubDatabase, *, clock: Callable[[], float] = time.time) -> None:
         self.db = db
         self.clock = clock
+        self._stamp_lock = threading.Lock()
+        self._last_stamp = -math.inf
 
     def ensure_schema(self) -> None:
         """Create the tables on first use (each node may; ``IF NOT EXISTS``)."""
@@ -260,17 +265,49 @@ class ScheduleStore(RunsAndLeases):
         """Claim several ``(schedule id, occurrence)`` at once; the ones this node got.
         One statement per 200 (its own commit): the rows it added are the claims won."""
         self.ensure_schema()
-        now = self.clock()
+        now = self._claim_stamp()
         ordered = sorted(set(items))   # one order on every node: no lock cycles
         if self.db.dialect.name not in RETURNING:
             return {item for item in ordered if self._claim_alone(item, node, now)}
         won: set[tuple[int, str]] = set()
         for chunk in chunks(ordered):
-            sql = self.db.dialect.insert_ignore(f"{_CLAIM}{marks(len(chunk), 4)}")
-            params = [v for sid, occ in chunk for v in (sid, occ, node, now)]
-            rows = self.db.read(f"{sql} RETURNING ScheduleID, Occurrence", params)
-            won |= {(int(sid), str(occ)) for sid, occ in rows}
+            won |= self._claim_chunk(chunk, node, now)
         return won
+
+    def _claim_stamp(self) -> float:
+        """The ClaimedAt of one claim attempt: the clock, made later than the last
+        attempt's when it has not moved on (a coarse or a test clock), so that a row
+        of this attempt is told from one of an earlier attempt of the same node."""
+        with self._stamp_lock:
+            stamp = self.clock()
+            if self._last_stamp - 1.0 < stamp <= self._last_stamp:
+                stamp = math.nextafter(self._last_stamp, math.inf)
+            self._last_stamp = stamp
+            return stamp
+
+    def _claim_chunk(self, chunk: Sequence[tuple[int, str]], node: str,
+                     now: float) -> set[tuple[int, str]]:
+        """One claim statement; the claims it won. Its answer may be lost after it
+        committed, and sent again a plain insert-ignore would find its own rows and
+        say another node won them: so a row of this very attempt (this node, this
+        ClaimedAt) counts as won again, and the statement may be resent. A later
+        attempt of the same node still finds the occurrence taken (its ClaimedAt
+        differs: :meth:`_claim_stamp`); it must, for this node may have run it."""
+        values = f"{_CLAIM}{marks(len(chunk), 4)}"
+        params = [v for sid, occ in chunk for v in (sid, occ, node, now)]
+        if self.db.dialect.name == "mariadb":
+            # Its upsert returns every row it met, one already there as it is.
+            rows = self.db.write_returning(
+                f"{values} ON DUPLICATE KEY UPDATE Node = Node "
+                "RETURNING ScheduleID, Occurrence, Node, ClaimedAt", params, resend=True)
+            return {(int(sid), str(occ)) for sid, occ, by, at in rows
+                    if str(by) == node and float(at) == now}
+        rows = self.db.write_returning(
+            f"{values} ON CONFLICT (ScheduleID, Occurrence) DO UPDATE SET Node = excluded.Node "
+            f"WHERE {CLAIM_TABLE}.Node = excluded.Node AND "
+            f"{CLAIM_TABLE}.ClaimedAt = excluded.ClaimedAt RETURNING ScheduleID, Occurrence",
+            params, resend=True)
+        return {(int(sid), str(occ)) for sid, occ in rows}
 
     def _claim_alone(self, item: tuple[int, str], node: str, now: float) -> bool:
         # SQL Server has no statement form of insert-ignore (see Dialect.insert_ignore).

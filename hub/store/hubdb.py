@@ -17,7 +17,10 @@ one, autocommit; :meth:`HubDatabase.transaction` holds one for several statement
 A pooled connection is checked before reuse (pinged after a few idle seconds; a
 psycopg one also shows at once that the server ended its session) and a dead one
 replaced. A read, or a transaction's ``BEGIN``, lost on a reused connection is sent
-once more on a new one; a write never is (it may have landed).
+once more on a new one; a statement that changes rows never is (it may have landed):
+:meth:`HubDatabase.write`, :meth:`~HubDatabase.insert` and, for one that returns rows
+(``... RETURNING``), :meth:`~HubDatabase.write_returning` — unless its caller says that
+sending it again is harmless. :meth:`~HubDatabase.read` refuses such a statement.
 
 Driver failures leave as the hub's errors:
 
@@ -53,8 +56,8 @@ from shared.errors import BadRequest, Conflict, InternalError, StoreUnavailable
 if TYPE_CHECKING:
     from hub.store.notify import Listener
 
-__all__ = ["BUSY_S", "LOGIN_S", "Conflict", "HubDatabase", "Row", "Tx", "iso_of",
-           "open_hub_database", "seconds_of", "utf8_parameters"]
+__all__ = ["BUSY_S", "LOGIN_S", "Conflict", "ConnectionLost", "HubDatabase", "Row", "Tx",
+           "iso_of", "open_hub_database", "seconds_of", "utf8_parameters"]
 
 log = logging.getLogger("webhub.db")
 Row = tuple[Any, ...]
@@ -123,6 +126,8 @@ class Tx:
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         cursor = self._execute(sql, params)
         try:
+            if cursor.description is None:   # psqlODBC: a RETURNING that matched no row
+                return []
             return [tuple(r) for r in cursor.fetchall()]
         except Exception as exc:
             raise self.db.translate(exc) from None
@@ -130,6 +135,10 @@ class Tx:
     def read_one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         rows = self.read(sql, params)
         return rows[0] if rows else None
+
+    def write_returning(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Run one statement that changes rows and returns some; those rows."""
+        return self.read(sql, params)
 
     def write(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one statement; the number of rows it changed."""
@@ -272,7 +281,21 @@ class HubDatabase:
     # -- statements -------------------------------------------------------------
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Rows of a query that changes nothing (sent again if the connection is lost)."""
+        if _changes_rows(sql):
+            raise InternalError("A statement that changes rows was sent as a read "
+                                "(it would be sent again): use write_returning")
         return self._once(lambda tx: tx.read(sql, params), retry=True)
+
+    def write_returning(self, sql: str, params: Sequence[Any] = (), *,
+                        resend: bool = False) -> list[Row]:
+        """Run one statement that changes rows and returns some (``... RETURNING``);
+        those rows. A connection lost under it is StoreUnavailable (ConnectionLost),
+        not a second try: it may have landed, and sent again it would find its own
+        rows (a claim would say another node won, a counter count twice). ``resend``
+        is the caller's word that the statement, sent again after it landed, changes
+        nothing more and returns the same rows: then it is sent once more."""
+        return self._once(lambda tx: tx.read(sql, params), retry=resend)
 
     def read_one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         rows = self.read(sql, params)
@@ -437,6 +460,16 @@ class HubDatabase:
         if error is exc:
             return InternalError(f"The {self.label} failed: {type(exc).__name__}")
         return error
+
+
+_CHANGES = ("INSERT", "UPDATE", "DELETE", "MERGE", "REPLACE", "UPSERT")
+
+
+def _changes_rows(sql: str) -> bool:
+    """Whether ``sql`` changes rows by its look: it starts with a changing verb or
+    returns what it changed (a ``WITH`` around an upsert)."""
+    words = sql.upper().split()
+    return bool(words) and (words[0] in _CHANGES or "RETURNING" in words)
 
 
 def _keeps_connection(exc: BaseException) -> bool:

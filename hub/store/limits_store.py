@@ -111,8 +111,9 @@ class LimitsStore:
         since = bucket_floor(now, window, width)
         if dialect.name == "postgresql":
             sql = _PG_HIT.format(upsert=_upsert(dialect))
-            row = self.db.read_one(sql, [counter, bucket, 1, counter, since, bucket])
-            total = _int(row[0]) if row else 0
+            # Never resent: a bump that landed before its answer was lost would count twice.
+            rows = self.db.write_returning(sql, [counter, bucket, 1, counter, since, bucket])
+            total = _int(rows[0][0]) if rows else 0
         else:
             self.db.write(_upsert(dialect), [counter, bucket, 1])
             row = self.db.read_one(_SUM, [counter, since])
