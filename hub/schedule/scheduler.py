@@ -119,6 +119,7 @@ class Scheduler(Launcher):
         self.interrupted = interrupted
         self.refresh_s = refresh_s if refresh_s is not None else (
             SAFETY_POLL_S if store.notifies else POLL_S)
+        self._listening_refresh_s = self.refresh_s
         self.grace_s = grace_s
         self.drain_s = drain_s
         self.upkeep_s = upkeep_s
@@ -162,14 +163,30 @@ class Scheduler(Launcher):
 
         def on_resync() -> None:
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._heard, None)
+                loop.call_soon_threadsafe(self._listening_again)
+
+        def on_lost() -> None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._listener_away)
 
         try:
-            self._listener = self.store.db.listen([NOTIFY_CHANNEL], on_message, on_resync)
+            self._listener = self.store.db.listen([NOTIFY_CHANNEL], on_message, on_resync,
+                                                  on_lost=on_lost)
         except WebJobsError as exc:
             self.warn(("store", "listen"), "Schedule changes are polled for (every %.0f "
                        "s): listening failed: %s", POLL_S, exc)
             self.refresh_s = POLL_S
+
+    def _listener_away(self) -> None:
+        """The listener lost its connection: other nodes' changes are polled for until
+        it is back (pooled connections may still work while it is away)."""
+        self.refresh_s = POLL_S
+        self._next_refresh = min(self._next_refresh, self.clock.now() + POLL_S)
+        self._wake.set()
+
+    def _listening_again(self) -> None:
+        self.refresh_s = self._listening_refresh_s
+        self._heard(None)
 
     def _heard(self, payload: str | None) -> None:
         """A schedule changed on some node (its id), or anything may have (None)."""

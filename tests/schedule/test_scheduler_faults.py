@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from hub.schedule.scheduler import DB_DOWN, OVERLAPPED, STALLED, Scheduler
+from hub.schedule.scheduler import (
+    DB_DOWN,
+    OVERLAPPED,
+    POLL_S,
+    SAFETY_POLL_S,
+    STALLED,
+    Scheduler,
+)
 from hub.schedule.store import ScheduleStore
 from hub.store.hubdb import open_hub_database
 from tests.schedule.world import T0, FakeClock, World
@@ -207,3 +214,36 @@ def test_a_change_on_one_node_reaches_the_others_without_polling(tmp_path: Path)
         await seen(False)
 
     cluster(tmp_path, body, nodes=2)
+
+
+@pytest.mark.expected_warning  # the listener's lost connection is logged
+def test_a_node_whose_listener_is_away_polls_until_it_is_back(tmp_path: Path) -> None:
+    """Pooled connections may work while the listener's is gone: changes are then
+    polled for, and notifications take over again once it has reconnected."""
+    async def body(w: World, stores: list[ScheduleStore], url: str) -> None:
+        node = start_nodes(w, stores[:1], refresh_s=SAFETY_POLL_S)[0]
+        await node.start()
+        quiet = node.refresh_s
+        assert quiet == SAFETY_POLL_S and node._listener is not None
+        await _until(lambda: node._listener is not None and node._listener.backend_pid)
+        seen: list[float] = []
+        away = node._listener_away
+
+        def noted_away() -> None:
+            away()
+            seen.append(node.refresh_s)
+        node._listener_away = noted_away  # type: ignore[method-assign]
+        pid = node._listener.backend_pid
+        pg_admin("SELECT pg_terminate_backend(%s)", [pid])
+        await _until(lambda: seen == [POLL_S])
+        await _until(lambda: node.refresh_s == quiet)  # reconnected: listening again
+        assert node._listener.backend_pid != pid
+
+    cluster(tmp_path, body, nodes=1)
+
+
+async def _until(check: Callable[[], object], timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "it never happened"
+        await asyncio.sleep(0.02)
