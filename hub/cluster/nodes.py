@@ -369,9 +369,3 @@ class NodeRegistry:
         if not self.store.beats:
             return [self.node]
         return [n.node for n in self.alive_nodes()]
-
-    async def url_of(self, node: str) -> str | None:
-        """How to reach live ``node`` (its WEBHUB_NODE_URL), or None (not alive, or it
-        said no address)."""
-        alive = await asyncio.to_thread(self.alive_nodes)
-        return next((n.url for n in alive if n.node == node and n.url), None)

@@ -68,6 +68,7 @@ class ClusterRuns:
         self._warned = False
         self._listener: Any = None
         self._look_for_stops = True  # False while a listener is told of every stop
+        self._away = False  # the listener lost its connection and is not back yet
         nodes.every_beat(self.look_around)
         nodes.on_rejoin(self._rejoined)
 
@@ -126,7 +127,8 @@ class ClusterRuns:
             def told(channel: str, payload: str) -> None:  # on the listener's thread
                 loop.call_soon_threadsafe(self._told, channel, payload)
 
-            self._listener = db.listen([STOP_CHANNEL, JOIN_CHANNEL], told, self._resync)
+            self._listener = db.listen([STOP_CHANNEL, JOIN_CHANNEL], told, self._resync,
+                                       on_lost=self._lost)
 
     def _first_look(self) -> None:
         self.sweep(self.node)
@@ -141,7 +143,13 @@ class ClusterRuns:
 
     def _resync(self) -> None:
         """The listener (re)connected: stops sent meanwhile are looked for once."""
+        self._away = False
         self._look_for_stops = True
+
+    def _lost(self) -> None:
+        """The listener lost its connection (pooled ones may still work): stops are
+        looked for at every tick until it is back."""
+        self._away = True
 
     def _rejoined(self) -> None:
         self._rewrite = True
@@ -205,7 +213,7 @@ class ClusterRuns:
             self.store.enter(missing)
         if not self._written:
             return []
-        if self._listener is not None:  # told of each stop; looked for after a resync
+        if self._listener is not None and not self._away:  # told of each stop
             if not self._look_for_stops:
                 return []
             self._look_for_stops = False
