@@ -37,20 +37,19 @@ Driver failures leave as the hub's errors:
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import logging
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hub.dburl import DatabaseUrl, parse_database_url, utf8_parameters
 from hub.store.dialects import Dialect
 from hub.store.drivers import BUSY_S, LOGIN_S, OdbcDriver, SqliteDriver
 from hub.store.notify import check_notification
+from hub.store.times import iso_of, seconds_of
+from hub.store.tx import ConnectionLost, Lease, Row, Tx
 from shared.errors import BadRequest, Conflict, InternalError, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -60,26 +59,7 @@ __all__ = ["BUSY_S", "LOGIN_S", "Conflict", "ConnectionLost", "HubDatabase", "Ro
            "iso_of", "open_hub_database", "seconds_of", "utf8_parameters"]
 
 log = logging.getLogger("webhub.db")
-Row = tuple[Any, ...]
 T = TypeVar("T")
-
-
-def seconds_of(value: object) -> float:
-    """A stored time (seconds since the epoch) as a float; tolerates a date-time from
-    another tool (naive ones taken as UTC); anything else is 0."""
-    if isinstance(value, dt.datetime):
-        stamp = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-        return stamp.timestamp()
-    if isinstance(value, (int, float, Decimal)):
-        return float(value)
-    return 0.0
-
-
-def iso_of(seconds: float | None) -> str | None:
-    """Seconds since the epoch as ISO 8601 UTC text (``...Z``); None stays None."""
-    if seconds is None:
-        return None
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 class _Driver(Protocol):
@@ -96,76 +76,6 @@ class _Driver(Protocol):
     def close(self, conn: Any) -> None: ...
     def lost_connection(self, exc: Exception) -> bool: ...
     def translate(self, exc: Exception) -> Exception: ...
-
-
-class ConnectionLost(StoreUnavailable):
-    """The connection failed under a statement (not the statement itself): SYS-503 on
-    the wire like any outage; the pool drops the connection and may try again."""
-
-
-@dataclass
-class _Lease:
-    conn: Any
-    reused: bool
-
-
-class Tx:
-    """Statements on one borrowed connection (inside a transaction, or one alone)."""
-
-    def __init__(self, db: HubDatabase, conn: Any) -> None:
-        self.db = db
-        self.conn = conn
-        self.dialect = db.dialect
-
-    def _execute(self, sql: str, params: Sequence[Any]) -> Any:
-        try:
-            return self.db.driver.execute(self.conn, sql, params)
-        except Exception as exc:
-            raise self.db.translate(exc) from None
-
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        cursor = self._execute(sql, params)
-        try:
-            if cursor.description is None:   # psqlODBC: a RETURNING that matched no row
-                return []
-            return [tuple(r) for r in cursor.fetchall()]
-        except Exception as exc:
-            raise self.db.translate(exc) from None
-
-    def read_one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        rows = self.read(sql, params)
-        return rows[0] if rows else None
-
-    def write_returning(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """Run one statement that changes rows and returns some; those rows."""
-        return self.read(sql, params)
-
-    def write(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run one statement; the number of rows it changed."""
-        return int(self._execute(sql, params).rowcount)
-
-    def insert(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run ``INSERT ... VALUES ...`` into a table keyed by ``id``; the new id."""
-        cursor = self._execute(self.dialect.returning_id(sql), params)
-        follow_up = self.dialect.last_id_query
-        if follow_up and not isinstance(self.db.driver, SqliteDriver):
-            row = self.read_one(follow_up)
-            new_id = None if row is None or row[0] is None else int(row[0])
-        else:
-            try:
-                new_id = self.db.driver.new_id(cursor)
-            except Exception as exc:
-                raise self.db.translate(exc) from None
-        if new_id is None:
-            raise InternalError("The hub database did not say which id it gave a new row")
-        return new_id
-
-    def notify(self, channel: str, payload: str = "") -> None:
-        """:meth:`HubDatabase.notify` on this connection: inside a transaction it goes
-        out when the transaction commits, and not at all if it rolls back."""
-        check_notification(channel, payload)
-        if self.db.supports_notify:
-            self.read("SELECT pg_notify(?, ?)", [channel, payload])
 
 
 class HubDatabase:
@@ -209,18 +119,18 @@ class HubDatabase:
 
     # -- connections ------------------------------------------------------------
 
-    def _take(self, *, fresh: bool = False) -> _Lease:
+    def _take(self, *, fresh: bool = False) -> Lease:
         if self._closed:
             raise StoreUnavailable(f"The {self.label} is closed")
         self._slots.acquire()
         try:
             lease = None if fresh else self._pooled()
-            return lease or _Lease(self.driver.connect(), reused=False)
+            return lease or Lease(self.driver.connect(), reused=False)
         except BaseException:
             self._slots.release()
             raise
 
-    def _pooled(self) -> _Lease | None:
+    def _pooled(self) -> Lease | None:
         """The most recently used idle connection that still works; dead ones are
         closed on the way (after a server restart, all of them)."""
         while True:
@@ -229,12 +139,12 @@ class HubDatabase:
             except queue.Empty:
                 return None
             if self.driver.usable(conn, time.monotonic() - since):
-                return _Lease(conn, reused=True)
+                return Lease(conn, reused=True)
             log.info("%s: a pooled connection was closed by the server; replacing it",
                      self.label)
             self.driver.close(conn)
 
-    def _give(self, lease: _Lease, *, keep: bool) -> None:
+    def _give(self, lease: Lease, *, keep: bool) -> None:
         try:
             if keep and not self._closed and self._idle.qsize() < self.pool_size:
                 self._idle.put((lease.conn, time.monotonic()))
@@ -331,7 +241,7 @@ class HubDatabase:
             raise
         self._give(lease, keep=True)
 
-    def _begun(self) -> _Lease:
+    def _begun(self) -> Lease:
         """A connection with a transaction begun; a reused connection lost at the
         ``BEGIN`` is replaced once (nothing of the transaction was sent)."""
         lease = self._take()
@@ -354,7 +264,7 @@ class HubDatabase:
             raise self.translate(exc) from None
         return lease
 
-    def _end(self, lease: _Lease, *, commit: bool) -> bool:
+    def _end(self, lease: Lease, *, commit: bool) -> bool:
         """Commit or roll back; whether a rollback went through (a failed commit
         raises: the changes may not have landed)."""
         try:
