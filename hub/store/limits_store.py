@@ -110,19 +110,36 @@ class LimitsStore:
         bucket = _bucket(now, width)
         since = bucket_floor(now, window, width)
         if dialect.name == "postgresql":
-            sql = _PG_HIT.format(upsert=_upsert(dialect))
-            # Never resent: a bump that landed before its answer was lost would count twice.
-            rows = self.db.write_returning(sql, [counter, bucket, 1, counter, since, bucket])
-            total = _int(rows[0][0]) if rows else 0
-        else:
-            self.db.write(_upsert(dialect), [counter, bucket, 1])
-            row = self.db.read_one(_SUM, [counter, since])
-            total = _int(row[0]) if row else 0
+            return self._hit_locked(counter, now, bucket, since, width, window, limit)
+        self.db.write(_upsert(dialect), [counter, bucket, 1])
+        row = self.db.read_one(_SUM, [counter, since])
+        total = _int(row[0]) if row else 0
         if total <= limit:
             return 0.0
         self.db.write(_upsert(dialect), [counter, bucket, -1])
-        oldest = self.db.read_one(f"SELECT MIN(Bucket) FROM {HIT_TABLE} WHERE Counter = ? "
-                                  "AND Bucket > ? AND Hits > 0", [counter, since])
+        return self._retry_in(self.db, counter, now, bucket, since, width, window)
+
+    def _hit_locked(self, counter: str, now: float, bucket: int, since: int, width: int,
+                    window: float, limit: int) -> float:
+        """PostgreSQL: the bump and the count in one statement, behind a lock on the
+        counter. Without it, two requests at a bucket boundary each bump their own
+        bucket's row and neither's count sees the other's (both statements' snapshots
+        were taken before either committed): one more gets through."""
+        with self.db.transaction() as tx:
+            tx.read("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [counter])
+            # Never resent: a bump that landed before its answer was lost would count twice.
+            rows = tx.write_returning(_PG_HIT.format(upsert=_upsert(self.db.dialect)),
+                                      [counter, bucket, 1, counter, since, bucket])
+            if (_int(rows[0][0]) if rows else 0) <= limit:
+                return 0.0
+            tx.write(_upsert(self.db.dialect), [counter, bucket, -1])
+            return self._retry_in(tx, counter, now, bucket, since, width, window)
+
+    @staticmethod
+    def _retry_in(db: HubDatabase | Tx, counter: str, now: float, bucket: int, since: int,
+                  width: int, window: float) -> float:
+        oldest = db.read_one(f"SELECT MIN(Bucket) FROM {HIT_TABLE} WHERE Counter = ? "
+                             "AND Bucket > ? AND Hits > 0", [counter, since])
         first = _int(oldest[0]) if oldest and oldest[0] is not None else bucket
         return max(0.0, first + width + window - now)
 
