@@ -63,6 +63,13 @@ class Settings:
     # How the other nodes reach this one (a debug session's requests are passed on to
     # its node); `webhub serve` fills it from its --host and --port when not set.
     node_url: str | None = None
+    # Operations: the log's format (text | json) and whether it has an access line per
+    # request; a run's console lines in the server log (off, or at most N lines a run).
+    log_format: str = "text"
+    access_log: bool = False
+    job_log_lines: int = 200      # 0: a run's console never reaches the server log
+    # Who may scrape GET /metrics without the system token (addresses or networks).
+    metrics_allow: str = "127.0.0.1,::1"
 
     @functools.cached_property
     def sign_key(self) -> str:
@@ -152,6 +159,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         redis_url=env.get("WEBHUB_REDIS_URL", "").strip() or None,
         node_timeout_s=_int(env, "WEBHUB_NODE_TIMEOUT_S", 30),
         node_url=env.get("WEBHUB_NODE_URL", "").strip().rstrip("/") or None,
+        log_format=_choice(env, "WEBHUB_LOG_FORMAT", ("text", "json"), "text"),
+        access_log=env.get("WEBHUB_ACCESS_LOG", "").strip() == "1",
+        job_log_lines=_count(env, "WEBJOB_LOG_LINES", 200),
+        metrics_allow=env.get("WEBHUB_METRICS_ALLOW", "127.0.0.1,::1").strip(),
     )
 
 
