@@ -43,7 +43,7 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(settings)
     print(f"WebJobs hub on http://{args.host}:{args.port}  (jobs: {settings.jobs_dir}, "
           f"data: {settings.home})", flush=True)
-    if not os.environ.get("WEBHUB_SYSTEM_TOKEN"):
+    if not (os.environ.get("WEBHUB_SYSTEM_TOKEN") or os.environ.get("WEBHUB_SYSTEM_TOKEN_FILE")):
         print(f"System token (management API, bearer): {settings.system_token}\n"
               f"  kept in {settings.home / 'system-token'}; set WEBHUB_SYSTEM_TOKEN to choose one",
               flush=True)
