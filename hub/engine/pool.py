@@ -53,6 +53,18 @@ def read_cpu_ms(pid: int) -> int | None:
     return (int(fields[11]) + int(fields[12])) * 1000 // _TICKS
 
 
+def has_ended(pid: int) -> bool:
+    """Whether the process is dead or a zombie, from /proc: a worker killed from outside
+    stays ``alive`` until its reader sees the pipe close, a moment later (longer on a
+    busy loop), and must not be handed a run in between."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in (b"Z", b"X")
+
+
 def read_rss_mb(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/statm", "rb") as fh:
@@ -199,7 +211,7 @@ class WorkerPool:
         busy (the others stay warm, ready for a burst)."""
         while self._idle:
             worker = self._idle.pop()
-            if worker.alive:
+            if worker.alive and not has_ended(worker.pid):
                 return worker
         return None
 

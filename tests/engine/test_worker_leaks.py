@@ -190,3 +190,25 @@ def test_ready_says_no_while_the_gate_is_saturated(small: EngineHarness) -> None
         return idle_ready, saturated_ready
     assert small.call(saturate()) == (True, False)
     assert small.call(small.engine.ready(5)) is True
+
+
+def test_a_worker_killed_from_outside_is_never_handed_a_run(small: EngineHarness) -> None:
+    """SIGKILL of idle workers, then a run at once, before the hub's loop has read the
+    pipes close: the run goes to a replacement, not to a dead worker."""
+    import os
+    import signal
+
+    assert_pool_full(small)
+    pool = small.engine.pool
+
+    async def kill_idle_then_take() -> tuple[list[int], WorkerProcess | None]:
+        killed = [worker.pid for worker in pool._idle]
+        for pid in killed:
+            os.kill(pid, signal.SIGKILL)
+            # Waits for the death without reaping, so the pool's reader has not seen it.
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        return killed, pool.take_idle()
+
+    killed, taken = small.call(kill_idle_then_take())
+    assert killed and taken is None
+    assert body_json(small.run("return 'ran on a replacement'")) == "ran on a replacement"
