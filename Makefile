@@ -89,9 +89,13 @@ jslint: $(JSLINT_STAMP)
 	$(JSLINT)/node_modules/.bin/eslint --config $(JSLINT)/eslint.config.js --max-warnings 0 \
 		$(ESLINT_FILES)
 
+# Two pytest processes share the suite by file; the tests that stop the PostgreSQL server
+# run after them, alone, so nothing else is using it when it goes away.
+TEST_WORKERS ?= 2
 test: setup lint
 	@bash .ci/services.sh
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not stops_postgresql"
+	$(PY) -m pytest -q -m stops_postgresql
 
 # The benchmark needs wrk (Debian package) and node (for the reference server).
 bench: setup

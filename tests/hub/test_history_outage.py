@@ -18,6 +18,9 @@ from tests.hub.conftest import AUTH, launch_hub
 from tests.hub.test_history_api import eventually
 from tests.servers import fresh_database, query
 
+# It stops the whole PostgreSQL server: make test runs it alone, after the rest.
+pytestmark = pytest.mark.stops_postgresql
+
 RUNS = 60
 JOBS = {"tick": "/*\nAccess: public\n*/\nreturn { n: params.n }"}
 

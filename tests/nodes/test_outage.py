@@ -15,7 +15,8 @@ import pytest
 from tests.hub.test_history_api import eventually
 from tests.nodes.conftest import Cluster, postgresql_stopped
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+# It stops the whole PostgreSQL server: make test runs it alone, after the rest.
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.stops_postgresql]
 
 DOWN_S = 6
 JOBS = {"tick": "/*\nAccess: user\n*/\nreturn 1"}
