@@ -72,8 +72,18 @@ def _text_param(raw: str | None, name: str) -> str | None:
     return raw
 
 
+# What a history page may be asked for; anything else is a mistake worth an answer
+# (a misspelt filter would otherwise give the whole history as if it were the filtered one).
+HISTORY_PARAMS = frozenset({"limit", "offset", "search", "job", "status", "source", "caller",
+                            "since", "until", "schedule"})
+
+
 def history_query(request: Request) -> HistoryQuery:
     q = request.query_params
+    unknown = sorted(set(q.keys()) - HISTORY_PARAMS)
+    if unknown:
+        raise BadRequest(f"unknown history filter '{unknown[0][:40]}': the filters are "
+                         f"{', '.join(sorted(HISTORY_PARAMS))}")
     since, until = _time_param(q.get("since"), "since"), _time_param(q.get("until"), "until")
     if since is not None and until is not None and until < since:
         raise BadRequest("'until' is before 'since'")

@@ -156,6 +156,7 @@ def test_search_and_filters(client: httpx.Client) -> None:
      "'status' must be one of success, failed, running, interrupted, missed"),
     ({"source": "fax"}, "'source' must be one of http, editor"),
     ({"search": "x" * 300}, "'search' may be at most 200 characters"),
+    ({"stauts": "failed"}, "unknown history filter 'stauts'"),
 ])
 def test_bad_queries_are_clear_400s(client: httpx.Client, params: dict[str, str],
                                     words: str) -> None:
