@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from hub.setting_list import DECLARED
+from shared.doc_tables import replace_between
 
 BEGIN = "<!-- settings table: written by `python -m hub.settings_doc --write README.md` -->"
 END = "<!-- end of the settings table -->"
@@ -24,11 +25,7 @@ def settings_table() -> str:
 
 def with_table(readme: str) -> str:
     """``readme`` with the text between the markers replaced by the table."""
-    head, sep, rest = readme.partition(BEGIN)
-    _, sep_end, tail = rest.partition(END)
-    if not sep or not sep_end:
-        raise ValueError("the README has no settings table markers")
-    return f"{head}{BEGIN}\n{settings_table()}\n{END}{tail}"
+    return replace_between(readme, BEGIN, END, settings_table())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,6 +54,7 @@ __all__ = [
     "WebJobsError",
     "error_class_for",
     "error_from_wire",
+    "known_error_classes",
 ]
 
 # Extra fields a failure may carry on the wire, beyond message/code/ref.
@@ -66,6 +67,8 @@ class WebJobsError(Exception):
 
     code: ClassVar[str] = "SYS-500"
     http_status: ClassVar[int] = 500
+    # The README's error table is written from these (python -m shared.error_doc).
+    meaning: ClassVar[str] = "A failure the hub reports under a code this client does not know."
 
     def __init__(self, message: str, *, ref: str | None = None, **extra: Any) -> None:
         super().__init__(message)
@@ -96,18 +99,24 @@ class JobError(WebJobsError):
 
 class JobFailed(JobError):
     code = "JOB-001"
+    meaning = ("The job failed: it threw, returned `success: false`, has a syntax error, its "
+               "worker died, or it was stopped.")
 
 
 class ModuleNotApproved(JobError):
     code = "JOB-002"
+    meaning = "`require()` of a module that is not approved."
 
 
 class LimitExceeded(JobError):
     code = "JOB-003"
+    meaning = ("A limit was hit; `limit` says which (`runtime`, `cpu`, `memory`, or a size cap: "
+               "`result`, `payload`, `console`).")
 
 
 class NoResult(JobError):
     code = "JOB-004"
+    meaning = "The job returned nothing."
 
 
 class RequestError(WebJobsError):
@@ -118,18 +127,25 @@ class RequestError(WebJobsError):
 
 class BadRequest(RequestError):
     code = "HUB-001"
+    meaning = ("Malformed input (not JSON, nested deeper than 64 levels, a lone surrogate in job"
+               " code or a secret's value, an id out of range, a missing field, a bad upload).")
 
 
 class BadJobName(RequestError):
     code = "HUB-007"
+    meaning = ("A job name outside `[a-zA-Z0-9_-]+` — the whole name: `evil\\n` is refused — (or "
+               "a reserved route name, on save).")
 
 
 class JobDoesNotParse(RequestError):
     code = "HUB-008"
+    meaning = "A saved job does not parse; `line` and `column` say where."
 
 
 class Conflict(RequestError):
     code = "HUB-009"
+    meaning = ("The change clashes with something already stored (a name or key taken "
+               "meanwhile).")
     http_status = 409
 
 
@@ -139,6 +155,8 @@ class JobChanged(Conflict):
     there is no job of that name any more; it is always on the wire."""
 
     code = "HUB-010"
+    meaning = ("A save from an editor whose job changed since it opened it (`baseVersion` is not"
+               " the current version); `currentVersion` says which it is now.")
 
     def __init__(self, message: str, *, current_version: int | None = None,
                  ref: str | None = None, **extra: Any) -> None:
@@ -157,36 +175,47 @@ class JobChanged(Conflict):
 
 class NotSignedIn(RequestError):
     code = "AUTH-SESSION-001"
+    meaning = ("Nobody signed in and the job is not public, or the credentials sent are not "
+               "valid.")
     http_status = 401
 
 
 class Forbidden(RequestError):
     code = "SYS-403"
+    meaning = "Signed in, but not allowed."
     http_status = 403
 
 
 class NotFound(RequestError):
     code = "SYS-404"
+    meaning = "No such job (or route)."
     http_status = 404
 
 
 class BodyTooLarge(RequestError):
     code = "SYS-413"
+    meaning = "The request body is over `WEBJOB_MAX_BODY_MB`."
     http_status = 413
 
 
 class TooManyRequests(RequestError):
     code = "SYS-429"
+    meaning = ("The node's run queue is full, too many requests from one address, or too many "
+               "failed sign-ins (for one name from one address, from one address, or for one "
+               "name from many); `Retry-After` says when to retry.")
     http_status = 429
 
 
 class InternalError(WebJobsError):
     code = "SYS-500"
+    meaning = "An internal fault in the hub."
     http_status = 500
 
 
 class StoreUnavailable(InternalError):
     code = "SYS-503"
+    meaning = ("A database the hub keeps its own data in (users, jobs, history) cannot be "
+               "reached; try again.")
     http_status = 503
 
 
@@ -203,6 +232,11 @@ _BY_CODE: dict[str, type[WebJobsError]] = {
     for cls in _all_subclasses(WebJobsError)
     if cls not in (JobError, RequestError)
 }
+
+
+def known_error_classes() -> list[type[WebJobsError]]:
+    """Every class a wire code names, in the order of the tree above."""
+    return list(_BY_CODE.values())
 
 
 def error_class_for(code: str) -> type[WebJobsError]:

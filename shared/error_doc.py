@@ -1,0 +1,40 @@
+"""The README's error-code table, written from the classes in shared/errors.py.
+
+``python -m shared.error_doc`` prints it; ``--write README.md`` puts it between the
+README's markers. A code, once given out, keeps its meaning and is never reused for
+another (HUB-002 to HUB-006 were never given out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from shared.doc_tables import write_between
+from shared.errors import known_error_classes
+
+BEGIN = "<!-- error codes: written by `python -m shared.error_doc --write README.md` -->"
+END = "<!-- end of the error codes -->"
+
+
+def error_table() -> str:
+    lines = ["| Code | Status | Meaning |", "|---|---|---|"]
+    lines += [f"| `{cls.code}` | {cls.http_status} | {cls.meaning} |"
+              for cls in known_error_classes()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m shared.error_doc")
+    parser.add_argument("--write", type=Path, metavar="README", help="update this file")
+    args = parser.parse_args(argv)
+    if args.write is None:
+        print(error_table())
+    else:
+        write_between(args.write, BEGIN, END, error_table())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
