@@ -92,10 +92,15 @@ jslint: $(JSLINT_STAMP)
 # Two pytest processes share the suite by file; the tests that stop the PostgreSQL server
 # run after them, alone, so nothing else is using it when it goes away.
 TEST_WORKERS ?= 2
+# Coverage of the test process itself (hubs the tests start as programs are not counted);
+# shared/ must stay at 100 %.
+COVERAGE := --cov --cov-report=
 test: setup lint
 	@bash .ci/services.sh
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not stops_postgresql"
-	$(PY) -m pytest -q -m stops_postgresql
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not stops_postgresql" $(COVERAGE)
+	$(PY) -m pytest -q -m stops_postgresql $(COVERAGE) --cov-append
+	$(PY) -m coverage report --skip-covered --skip-empty --sort=cover | tail -n 4
+	$(PY) -m coverage report --include='shared/*' --fail-under=100
 
 # The benchmark needs wrk (Debian package) and node (for the reference server).
 bench: setup

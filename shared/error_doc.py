@@ -36,5 +36,5 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # pragma: no cover - python -m shared.error_doc
     sys.exit(main())

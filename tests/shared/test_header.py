@@ -260,3 +260,13 @@ def test_any_header_text_parses_without_raising(text: str) -> None:
         assert len(header.warning_places) == len(header.warnings)
         for limit in (header.runtime, header.memory, header.cpu):
             assert limit is None or limit >= 1
+
+
+def test_secrets_lines_add_up_and_a_bad_name_is_left_out_with_a_warning() -> None:
+    header = parse_header("/*\nSecrets: stripe_key, crm.token\nSecrets: stripe_key 9bad ok-2\n*/")
+    assert header.secrets == ("stripe_key", "crm.token", "ok-2")
+    assert len(header.warnings) == 1 and "'9bad' is not a secret name" in header.warnings[0]
+
+
+def test_the_limits_global_a_job_sees() -> None:
+    assert MAXIMA.as_job_view() == {"runtimeMs": 300_000, "memoryMb": 2048, "cpuMs": 120_000}
