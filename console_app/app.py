@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication
 
 from console_app.client.credentials import TokenVault
 from console_app.client.errors import describe_error
+from console_app.client.gui_guard import blocking_on_purpose
 from console_app.session import HubSession, Navigator
 from console_app.shell.connect_dialog import ConnectDialog
 from console_app.shell.connecting import (
@@ -124,7 +125,8 @@ class ConsoleApp(QObject):
         if connected is None or not connected.revoke_at_close:
             return
         try:
-            revoke_token(connected.conn.url, connected.token)
+            with blocking_on_purpose():
+                revoke_token(connected.conn.url, connected.token)
         except Exception as err:  # the hub is gone or refuses: nothing more to do at quit
             log.warning("could not revoke this sign-in's token on %s: %s",
                         connected.conn.url, describe_error(err))

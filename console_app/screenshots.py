@@ -428,15 +428,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _take(url: str, token: str, args: argparse.Namespace, work: Path) -> list[str]:
     from console_app.app import make_application, session_for
+    from console_app.client.gui_guard import blocking_on_purpose
     from console_app.shell.connecting import Credentials, open_hub
     from console_app.shell.theme import Theme
     from console_app.tasks import TaskManager
 
     app = make_application(sys.argv[:1])
     Theme(app)
-    connected = open_hub(url, Credentials(token=token), timeout=args.timeout)
-    if args.seed or not args.hub:
-        seed(connected.conn)
+    with blocking_on_purpose():  # a script's set-up: no window is open yet
+        connected = open_hub(url, Credentials(token=token), timeout=args.timeout)
+        if args.seed or not args.hub:
+            seed(connected.conn)
     tasks = TaskManager()
     ctx = ShotContext(session_for(connected, tasks), work)
     shots = all_shots()

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from console_app.client.errors import HubUnreachable, NotAHub
+from console_app.client.gui_guard import check_not_gui_thread
 from shared.errors import WebJobsError, error_from_wire
 from shared.ndjson import StreamEvent, read_stream
 
@@ -94,6 +95,7 @@ class HubConnection:
         self.close()
 
     def _send(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        check_not_gui_thread(path)
         try:
             response = self._http.request(method, path, **kw)
         except httpx.TransportError as err:
@@ -134,6 +136,7 @@ class HubConnection:
     def stream(self, method: str, path: str, cancel: CancelToken,
                **kw: Any) -> Iterator[StreamEvent]:
         """NDJSON events as they arrive; stops quietly once ``cancel`` is set."""
+        check_not_gui_thread(path)
         headers = {"Accept": "application/x-ndjson", **kw.pop("headers", {})}
         try:
             with self._http.stream(method, path, headers=headers, timeout=httpx.Timeout(
