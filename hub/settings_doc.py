@@ -6,12 +6,10 @@ README's two markers. tests/hub/test_settings_doc.py keeps the README equal to i
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
 from hub.setting_list import DECLARED
-from shared.doc_tables import replace_between
+from shared.doc_tables import replace_between, table_command
 
 BEGIN = "<!-- settings table: written by `python -m hub.settings_doc --write README.md` -->"
 END = "<!-- end of the settings table -->"
@@ -29,14 +27,7 @@ def with_table(readme: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hub.settings_doc")
-    parser.add_argument("--write", type=Path, metavar="README", help="update this file")
-    args = parser.parse_args(argv)
-    if args.write is None:
-        print(settings_table())
-        return 0
-    args.write.write_text(with_table(args.write.read_text(encoding="utf-8")), encoding="utf-8")
-    return 0
+    return table_command("python -m hub.settings_doc", settings_table, BEGIN, END, argv)
 
 
 if __name__ == "__main__":

@@ -7,11 +7,9 @@ another (HUB-002 to HUB-006 were never given out).
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
-from shared.doc_tables import write_between
+from shared.doc_tables import table_command
 from shared.errors import known_error_classes
 
 BEGIN = "<!-- error codes: written by `python -m shared.error_doc --write README.md` -->"
@@ -26,14 +24,7 @@ def error_table() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m shared.error_doc")
-    parser.add_argument("--write", type=Path, metavar="README", help="update this file")
-    args = parser.parse_args(argv)
-    if args.write is None:
-        print(error_table())
-    else:
-        write_between(args.write, BEGIN, END, error_table())
-    return 0
+    return table_command("python -m shared.error_doc", error_table, BEGIN, END, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m shared.error_doc
