@@ -10,6 +10,7 @@ from typing import Any
 
 from console_app.client.connection import API, HubConnection
 from shared.ndjson import LogLine
+from shared.outcomes import OUTCOMES, SOURCES
 
 __all__ = [
     "OUTCOMES", "SOURCES", "Health", "HistoryFilters", "MetricsSnapshot",
@@ -17,9 +18,6 @@ __all__ = [
     "list_runs",
 ]
 
-# As the hub's hub/history/record.py names them (the console may not import the hub).
-OUTCOMES = ("success", "failed", "running", "interrupted", "missed")
-SOURCES = ("http", "editor", "adhoc", "schedule", "debug")
 MAX_PAGE = 500
 
 

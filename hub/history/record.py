@@ -13,14 +13,14 @@ import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from shared.outcomes import OUTCOMES, SOURCES
+
 __all__ = [
     "MAX_CALLS", "MAX_LOG_BYTES", "MAX_LOG_LINES", "MAX_RESULT_BYTES", "OUTCOMES", "SOURCES",
     "Caller", "RunRecord", "bound_calls", "bound_logs", "bound_result", "mask_params",
     "record_from_json", "record_to_json", "textual",
 ]
 
-OUTCOMES = ("success", "failed", "running", "interrupted", "missed")
-SOURCES = ("http", "editor", "adhoc", "schedule", "debug")
 MAX_RESULT_BYTES = 64 * 1024
 MAX_LOG_LINES = 300
 MAX_LOG_BYTES = 32 * 1024
