@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import getpass
-import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -37,9 +36,11 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from hub.api.app import create_app
+    from hub.logsetup import configure, uvicorn_options
     from hub.settings import load_settings
 
     settings = _with_node_url(load_settings(), args.host, args.port)
+    configure(args.log_level, settings.log_format, settings.node)  # .env read now too
     app = create_app(settings)
     print(f"WebJobs hub on http://{args.host}:{args.port}  (jobs: {settings.jobs_dir}, "
           f"data: {settings.home})", flush=True)
@@ -55,7 +56,8 @@ def _serve(args: argparse.Namespace) -> int:
         if details:
             print(details, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                access_log=False, loop="uvloop", http="httptools", timeout_graceful_shutdown=5,
+                **uvicorn_options(settings.access_log), loop="uvloop", http="httptools",
+                timeout_graceful_shutdown=5,
                 # The hub decides itself whose X-Forwarded-For to believe
                 # (WEBHUB_TRUSTED_PROXIES); uvicorn's own rewrite would trust loopback.
                 proxy_headers=False)
@@ -301,14 +303,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def configure_logging(level: str) -> None:
-    """The hub's log on stderr, every line of it writable whatever text it holds (a
-    lone surrogate from a request or a job is U+FFFD) and with no secret value in it;
-    uvicorn's handlers get the same filters once it has made them (the app's start)."""
-    from hub.secrets.logmask import install_log_mask
+    """The hub's log on stderr (hub.logsetup), every line of it writable whatever text
+    it holds (a lone surrogate from a request or a job is U+FFFD) and with no secret
+    value in it. Its format is WEBHUB_LOG_FORMAT as the environment has it; ``serve``
+    sets it again from its settings (which may come from ``.env``)."""
+    from hub.logsetup import configure
 
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    install_log_mask()
+    configure(level, "json" if os.environ.get("WEBHUB_LOG_FORMAT") == "json" else "text")
 
 
 def main(argv: list[str] | None = None) -> int:

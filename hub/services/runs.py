@@ -25,9 +25,11 @@ from hub.cluster.registry import LiveRun, RunsStore
 from hub.cluster.runs import ClusterRuns
 from hub.engine.engine import BridgeHost, DebugHost, Engine, RunRequest, RunResult
 from hub.engine.modules import installed_builds, mentioned
+from hub.logsetup import RunFields, run_fields
 from hub.secrets.logmask import LOG_MASK
 from hub.services.answer_rules import answer_problem
 from hub.services.history import History, RunStart, record_caller
+from hub.services.job_console import ServerConsole
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
 from shared.errors import JobFailed, NotFound
@@ -157,22 +159,26 @@ class JobRunner:
             job_id=job_id or new_job_id(), job_name=job.name, source=job.code,
             limits=job.resolved.limits, params=params,
             request={**request, "caller": caller.as_job_view()}, origin=origin, pretty=pretty,
-            sign_key=self.settings.sign_key, on_log=on_log, on_start=on_start,
+            sign_key=self.settings.sign_key, on_start=on_start,
             staff_id=caller.staff_id,
             approved_modules=list(self.settings.modules),
             modules=job.modules,
             debugger=debugger, bridge=bridge, secret_names=names, secrets=values,
             isolation=job.header.isolation)
+        fields = RunFields(req.job_id, job.name, req.ref, _caller_label(caller))
+        console = ServerConsole(self.settings.job_log_lines, fields)
+        req.on_log = console.watching(on_log)  # the server log's copy of the console
         cluster = self.cluster
         if cluster is not None:
             await cluster.enter(_live_run(req, job, caller, schedule, cluster.node))
         try:
-            with LOG_MASK.hold(values.values()):  # until the run's last log line
+            with LOG_MASK.hold(values.values()), run_fields(fields):  # until the last line
                 if self.history is None:
                     result = await self._engine_result(req)
                 else:
                     result = await self._recorded(req, job, caller, params, schedule)
                 result.ref = req.ref
+                console.ended(result.logs)
                 self._log_result(job.name, result, origin, req.ref)
         finally:
             if cluster is not None:
@@ -263,6 +269,13 @@ class JobRunner:
         result.error.ref = ref
         log.info("[WebJob:%s] %s failed %s: %s ref=%s (%s)", name, result.job_id,
                  result.error.code, result.error.message, ref, origin)
+
+
+def _caller_label(caller: Caller) -> str:
+    """Who ran it, for the log: ``user:alice``, ``apikey:3``, ``schedule``, ``anonymous``."""
+    if caller.kind in ("system", "schedule", "anonymous"):
+        return caller.kind
+    return f"{caller.kind}:{caller.name if caller.name is not None else caller.id}"
 
 
 def _cluster_runs(nodes: NodeRegistry | None, engine: Engine,

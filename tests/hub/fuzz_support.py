@@ -20,7 +20,7 @@ import httpx
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
-from tests.hub.conftest import AUTH, HubProcess
+from tests.hub.conftest import AUTH, HubProcess, without_job_console
 
 # Bounded, no deadline (a hub on two busy cores is slow now and then) and no shrinking:
 # a hub that lost its workers makes every later request wait for its timeout, so
@@ -272,7 +272,7 @@ def _log_since(hub: HubProcess, cursors: dict[str, int]) -> str:
 def assert_log_quiet(hub: HubProcess, after: str) -> None:
     """Nothing the hub logged since the last check is a traceback or an ERROR (a fault
     the answer may not show: one after the answer's head went out, in a worker...)."""
-    text = _log_since(hub, _log_checked)
+    text = without_job_console(_log_since(hub, _log_checked))
     assert "Traceback" not in text and " ERROR " not in text and "ERROR:" not in text, \
         f"the hub logged a fault\nafter: {after[:600]}\nhub log:\n{log_news(hub)}"
 

@@ -1,0 +1,99 @@
+"""A run's console in the hub's own log: each line as ``[WebJob:<job>] <level> <text>``
+on the ``webhub.job`` logger, with the run's fields on the record (``run``, ``job``,
+``ref``, ``caller``: ``run=<id>`` in the text log, keys in the JSON one).
+
+The lines come from the engine, already masked with the run's secret values (and the
+hub's log mask holds those values while the run is in flight). A watched run (a live
+console: streaming, the debugger) has its lines logged as they arrive; any other run
+has them logged when it ends, which is when the hub first sees them (the worker keeps
+an unwatched run's console and sends it with the outcome: the cheap path).
+
+``WEBJOB_LOG_LINES`` caps the lines one run writes here (0: none); past it, one line
+says how many were left out. The job's text is made one log line whatever it holds:
+control and line-separator characters as escapes, lone surrogates as U+FFFD.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+
+from hub.history.record import MAX_LOG_LINES
+from hub.logsetup import RunFields
+from shared.ndjson import LogLine
+from shared.text import clean_text
+
+__all__ = ["JOB_LOG", "ServerConsole", "console_log_level", "console_log_text"]
+
+JOB_LOG = logging.getLogger("webhub.job")
+
+_LEVELS = {"error": logging.ERROR, "warn": logging.WARNING, "info": logging.INFO,
+           "log": logging.INFO, "debug": logging.DEBUG}
+# C0 and C1 controls but the tab, DEL, and the Unicode line and paragraph separators.
+_LINE_BREAKERS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escape(char: str) -> str:
+    return repr(char)[1:-1] if char.isascii() or ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def console_log_level(level: str) -> int:
+    """The logging level of a console level (an unknown one is INFO)."""
+    return _LEVELS.get(level, logging.INFO)
+
+
+def console_log_text(job: str, level: str, text: str) -> str:
+    """The log message for one console line: one line of writable text."""
+    message = f"[WebJob:{job}] {level} {clean_text(text)}"
+    return _LINE_BREAKERS.sub(lambda m: _escape(m.group()), message)
+
+
+class ServerConsole:
+    """One run's console lines on their way to the hub's log, at most ``cap`` of them."""
+
+    def __init__(self, cap: int, fields: RunFields) -> None:
+        self.cap = cap
+        self.fields = fields
+        self.logged = 0
+        self.dropped = 0
+        self.watched = False
+        self._extra = {"run": fields.run, "job": fields.job, "ref": fields.ref,
+                       "caller": fields.caller}
+
+    def watching(self, on_log: Callable[[LogLine], None] | None
+                 ) -> Callable[[LogLine], None] | None:
+        """``on_log`` with each line logged first; ``None`` stays ``None`` (an unwatched
+        run's lines are logged at its end, see :meth:`ended`)."""
+        if on_log is None or self.cap <= 0:
+            return on_log
+        self.watched = True
+
+        def logged_then(line: LogLine) -> None:
+            self.write(line)
+            on_log(line)
+
+        return logged_then
+
+    def write(self, line: LogLine) -> None:
+        level = console_log_level(line.level)
+        if self.cap <= 0 or not JOB_LOG.isEnabledFor(level):
+            return
+        if self.logged >= self.cap:
+            self.dropped += 1
+            return
+        self.logged += 1
+        JOB_LOG.log(level, "%s", console_log_text(self.fields.job, line.level, line.message),
+                    extra=self._extra)
+
+    def ended(self, lines: Sequence[LogLine]) -> None:
+        """The run is over: an unwatched run's ``lines`` logged now, then the count of
+        lines past the cap, if any."""
+        if not self.watched:
+            for line in lines:
+                self.write(line)
+        if self.dropped:
+            JOB_LOG.warning(
+                "[WebJob:%s] warn %d more console lines not logged (WEBJOB_LOG_LINES=%d); "
+                "history keeps up to %d", self.fields.job, self.dropped, self.cap,
+                MAX_LOG_LINES, extra=self._extra)
