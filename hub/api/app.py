@@ -28,6 +28,7 @@ from hub.api.history_routes import router as history_router
 from hub.api.inbound import ClientGone
 from hub.api.key_routes import router as keys_router
 from hub.api.memory import GiveBackMemory
+from hub.api.probe_routes import router as probe_router
 from hub.api.routes import router
 from hub.api.run_route import RunFirst, literal_segments, run_router
 from hub.api.schedule_routes import router as schedule_router
@@ -50,6 +51,7 @@ from hub.services.catalog import Catalog
 from hub.services.debugging import DebugSessions
 from hub.services.history import History, open_history
 from hub.services.outside import HubBridge
+from hub.services.readiness import Readiness
 from hub.services.runs import JobRunner
 from hub.services.scheduling import RegistryLiveness, Scheduling
 from hub.settings import Settings
@@ -173,8 +175,9 @@ def create_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="WebJobs hub", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.hub = hub
+    app.state.readiness = Readiness(hub.engine, hub.catalog, hub.history, hub.users.db)
     routers = [auth_router, keys_router, history_router, store_router, schedule_router,
-               secret_router, debug_router, attach_router, router]
+               secret_router, debug_router, attach_router, probe_router, router]
     # Runs are matched first; a name some other route spells out goes the long way.
     runs = run_router(literal_segments(r for rt in routers for r in rt.routes))
     app.include_router(runs)

@@ -101,4 +101,9 @@ class HistoryStore(Protocol):
         """Apply retention (and, for local, the size cap); how many runs went."""
         ...
 
+    def reachable(self) -> None:
+        """One cheap round trip to the store (for the readiness probe); StoreUnavailable
+        when it cannot be reached."""
+        ...
+
     def close(self) -> None: ...

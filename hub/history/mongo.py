@@ -243,6 +243,10 @@ class MongoHistoryStore:
             failures_today=figures.failures_today, runs_per_hour=figures.runs,
             failures_per_hour=figures.failures, p95_per_hour_ms=figures.p95_ms)
 
+    def reachable(self) -> None:
+        with self._guard():
+            self.collection.find_one({}, {"_id": 1})
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()

@@ -443,6 +443,9 @@ class SqlHistoryStore:
             runs_per_hour=figures.runs, failures_per_hour=figures.failures,
             p95_per_hour_ms=figures.p95_ms)
 
+    def reachable(self) -> None:
+        self.db.read("SELECT 1")
+
     def close(self) -> None:
         if self._own_db:
             self.db.close()

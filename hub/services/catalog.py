@@ -68,6 +68,10 @@ class Catalog:
             "currentVersion": stored.version or None,
         }
 
+    def reachable(self) -> None:
+        """StoreUnavailable when the job store cannot be reached now (in a thread)."""
+        self.store.reachable()
+
     def available(self) -> list[dict[str, Any]]:
         return [self.summary(job) for job in self.store.list_jobs()]
 

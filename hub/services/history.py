@@ -152,6 +152,11 @@ class History:
     async def job_stats(self, names: Sequence[str]) -> dict[str, JobStats]:
         return await asyncio.to_thread(self.store.job_stats, list(names))
 
+    def reachable(self) -> None:
+        """StoreUnavailable when the history store cannot be reached now (in a thread):
+        runs are spooled meanwhile, but nothing can be searched."""
+        self.store.reachable()
+
     @property
     def shared(self) -> bool:
         """Every node writes this history (``sql``, ``mongo``), not just this one."""

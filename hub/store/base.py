@@ -89,3 +89,7 @@ class JobStore(Protocol):
     def restore(self, name: str, version: int, by: str | None = None) -> StoredJob:
         """Save version ``version``'s code as a new version; NotFound if there is none."""
         ...
+    def reachable(self) -> None:
+        """One cheap look at where the jobs are kept (for the readiness probe);
+        StoreUnavailable when it cannot be reached."""
+        ...

@@ -325,6 +325,9 @@ class DbJobStore:
         self._revalidator.start()
         return True
 
+    def reachable(self) -> None:
+        self.db.read("SELECT 1")
+
     def close(self) -> None:
         """Stop listening (copies are checked before each use again). The database
         itself is its opener's to close."""

@@ -47,7 +47,7 @@ from hub.store.base import (
     check_base_version,
     check_job_name,
 )
-from shared.errors import InternalError, NotFound
+from shared.errors import InternalError, NotFound, StoreUnavailable
 
 log = logging.getLogger("webhub.store")
 SUFFIX = ".job.js"
@@ -138,6 +138,13 @@ class FileJobStore:
         self.clock = clock
         self._lock = _folder_lock(folder)
         self._cache: dict[str, tuple[object, _Current]] = {}
+
+    def reachable(self) -> None:
+        try:
+            with os.scandir(self.folder) as entries:
+                next(entries, None)
+        except OSError as exc:
+            raise StoreUnavailable(f"The jobs folder cannot be read: {exc.strerror}") from None
 
     def _path(self, name: str) -> Path:
         return self.folder / f"{name}{SUFFIX}"
