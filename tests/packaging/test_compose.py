@@ -12,7 +12,8 @@ from typing import Any
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-SETTINGS_SOURCE = (REPO / "hub" / "settings.py").read_text()
+# The settings are declared in hub/setting_list.py (hub/settings.py reads them).
+SETTINGS_SOURCE = (REPO / "hub" / "setting_list.py").read_text()
 
 
 def _compose() -> dict[str, Any]:
@@ -60,7 +61,24 @@ def test_the_image_runs_as_its_own_user_and_checks_its_health() -> None:
     assert users and users[-1] not in ("root", "0")
     assert "HEALTHCHECK" in final_stage
     port = re.search(r"^EXPOSE (\d+)", final_stage, re.M)
-    assert port is not None and f'"--port", "{port.group(1)}"' in final_stage
+    # The entrypoint serves on PORT (tests/packaging/test_containerfile.py runs it).
+    assert port is not None and re.search(rf"^\s+PORT={port.group(1)}$", final_stage, re.M)
     for spec in _compose()["services"].values():
         if spec.get("image") == "webjobs-hub":
             assert any(p.endswith(f":{port.group(1)}") for p in spec["ports"])
+
+
+def test_every_node_is_checked_on_readyz_and_waits_for_healthy_servers() -> None:
+    services = _compose()["services"]
+    hubs = [name for name, spec in services.items() if spec.get("image") == "webjobs-hub"]
+    for name in hubs:
+        spec = services[name]
+        assert spec["healthcheck"]["test"] == ["CMD", "python", "-m", "hub.probe", "readyz"]
+        assert spec["init"] is True
+        for server in ("postgres", "redis"):
+            assert spec["depends_on"][server] == {"condition": "service_healthy"}, name
+            assert services[server]["healthcheck"]["test"][0] == "CMD"
+    # One node first: it upgrades the schema and sets the cluster key.
+    first, *others = hubs
+    for name in others:
+        assert services[name]["depends_on"][first] == {"condition": "service_healthy"}
