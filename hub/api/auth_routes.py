@@ -74,7 +74,7 @@ async def _verified_user(request: Request, name: str, password: str) -> User:
     try:
         if attempt.delay:
             await asyncio.sleep(attempt.delay)  # deliberate: repeated failures slow down
-        # scrypt takes ~50 ms of CPU: off the event loop, so other requests keep flowing.
+        # Password hashing is slow on purpose: off the event loop, so other requests keep flowing.
         user = await asyncio.to_thread(hub.users.check_password, name, password)
     except Exception:
         await hub.sign_in.take_back(attempt)  # the password was never judged

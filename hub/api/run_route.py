@@ -12,9 +12,10 @@ name falls through to the routes in their declared order, exactly as before.
 middleware, it hands a request the run route matches straight to that route, with
 the exception handlers that middleware would have given it. What it skips is what
 the route never used (FastAPI's router walk, its exit stack for dependencies, a
-second layer of the same exception handling), about a tenth of the hub's CPU per
-run; every other request, and every run while OpenTelemetry watches the app (it
-names the route as the router picks it), goes the usual way.
+second layer of the same exception handling), work every run would pay for (the
+bench's CPU per run shows it); every other request, and every run while
+OpenTelemetry watches the app (it names the route as the router picks it), goes the
+usual way.
 """
 
 from __future__ import annotations

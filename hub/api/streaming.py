@@ -41,7 +41,7 @@ async def _disconnected(request: Request) -> None:
 _WATCH_AFTER_S = 0.05
 # A run already on a worker gets this long to end by itself once its client has
 # gone: stopping it kills the worker, and a new one costs far more CPU (a process
-# start, ~0.1 s) than most runs. A wrk or a browser hanging up on a busy hub
+# start and a warm isolate built) than most runs. A wrk or a browser hanging up on a busy hub
 # would otherwise set off a burst of worker restarts.
 _GRACE_S = 0.25
 

@@ -2,7 +2,7 @@
 
 ``Engine.run`` takes a ``RunRequest`` and returns a ``RunResult``; console lines
 arrive through the request's ``on_log`` as they happen. The engine knows no
-HTTP and no database: calls a job makes to the host (``db``, ``http`` later) go
+HTTP and no database: calls a job makes to the host (``db.exec``, ``http()``) go
 to a ``BridgeHost`` the hub supplies, which applies policy.
 
 Limits: the runtime limit is a deadline here (the worker is killed); the CPU

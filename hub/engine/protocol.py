@@ -51,8 +51,8 @@ _REPLACEMENT_UTF8 = "\ufffd".encode()
 # An integer orjson would not read as ``json`` does (beyond 64 bits it gives a float,
 # and -9223372036854775809 has 19 digits): 19 digits in a row, found anywhere (in a
 # string too: such a line is rare, and is then just read the old way). Every digit
-# made a 0 and the rest a space, it is a plain substring search; a regular
-# expression for it scans ten times slower.
+# made a 0 and the rest a space, it is a plain substring search, which scans far
+# faster than a regular expression for it.
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_NUMBER = b"0" * 19
 # Nesting that ``json`` may refuse (a RecursionError near its 1,000 frames) and orjson

@@ -7,9 +7,10 @@ script and returns the raw outcome, read from the channel memory when it fits th
 ``check_syntax`` and ``body_problem`` parse a job's text without running it. Only
 this module, ``warm`` and ``v8`` know mini-racer.
 
-Cost notes (measured on the 2-core machine): a fresh context is ~6 ms of CPU, one
-``eval`` ~0.25 ms of round trip. A job that settles within its eval never notifies;
-console lines are batched by the sandbox and leave with the outcome.
+A fresh context costs far more to build than a run costs, so it is built ahead of
+demand; every ``eval`` is a round trip into V8, so a job that settles within its eval
+never notifies, and console lines are batched by the sandbox and leave with the
+outcome. The figures are the bench's (bench/README.md: warm against fresh, CPU per run).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ TAKE_CHANNEL = ("(() => { const c = globalThis.__webjob_channel; "
 
 def sandbox_script(host: str, tail: str = TAKE_CHANNEL) -> str:
     """The layout (``hidden``), the sandbox up to ``host`` (scripts.FRESH_HOST or
-    WARM_HOST) and ``tail`` as one script (each eval is a ~0.2 ms round trip)."""
+    WARM_HOST) and ``tail`` as one script (each eval is a round trip into V8)."""
     return scripts.JOIN.join([hidden.protocol_script(), scripts.sandbox_source(host), tail])
 
 
@@ -202,7 +203,8 @@ async def run_script(prepared: PreparedContext, job: JobScript, memory_mb: int,
     the memory limit (V8's hard heap limit) is set by the caller.
 
     ``live``: someone watches the console as it happens, so the job's synchronous
-    part runs with the asyncio loop free to forward console lines (~0.4 ms dearer)."""
+    part runs with the asyncio loop free to forward console lines (dearer than a plain
+    eval, so only for a watched run)."""
     racer = prepared.racer
     if prepared.channel is not None:
         prepared.channel.reset()

@@ -130,7 +130,7 @@ class Racer:
         return dict(self._mr.heap_stats())
 
     def collect(self) -> None:
-        """A full garbage collection (V8's low-memory notification, ~40 ms)."""
+        """A full garbage collection (V8's low-memory notification): slow, so only while idle."""
         self._mr.low_memory_notification()
 
     def memory_limit_reached(self) -> bool:

@@ -138,7 +138,7 @@ class Worker:
         unless the run left it spinning or too full: then the worker ends, and the
         pool starts another (a spinning isolate cannot be stopped from here)."""
         if self.spent is not None:
-            self.spent.close()  # ~1 ms: after the answer, not before it
+            self.spent.close()  # after the answer, not before it: closing is not free
             self.spent = None
         if fresh:
             return
@@ -150,7 +150,7 @@ class Worker:
             os._exit(0)
         if fitness is warm.Fitness.REPLACE:
             self.isolate = None
-            isolate.close()  # ~1 ms; the next isolate is built while idle
+            isolate.close()  # after the answer; the next isolate is built while idle
 
     def check(self, msg: dict[str, Any]) -> None:
         _send({"t": "checked", **sandbox.check_syntax(self.checker, str(msg["source"]))})

@@ -70,9 +70,9 @@ def bucket_of(runtime_ms: int | None) -> int | None:
     return None if runtime_ms is None else bisect.bisect_left(BOUNDS, runtime_ms)
 
 
-# How much of a result search reaches. SQLite's trigram index costs about 75 µs a
-# KB to build, and a 60 KB result (1000 pretty-printed rows) would cost more CPU
-# than the run that made it; the start of a big result is what gets searched for.
+# How much of a result search reaches. SQLite's trigram index is dear to build per KB
+# of text, and a 60 KB result (1000 pretty-printed rows) would cost more CPU than the
+# run that made it; the start of a big result is what gets searched for.
 SEARCH_RESULT_CHARS = 16 * 1024
 
 
