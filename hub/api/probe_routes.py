@@ -11,17 +11,19 @@ from starlette.responses import JSONResponse
 from hub.api.routes import PREFIX
 from hub.services.readiness import Readiness
 
+# Not in /openapi.json: they are for orchestrators and load balancers, not API clients
+# (the README's "Operating the hub" describes them).
 router = APIRouter(prefix=PREFIX)
 NO_STORE = {"Cache-Control": "no-store"}
 
 
-@router.api_route("/healthz", methods=["GET", "HEAD"])
+@router.api_route("/healthz", methods=["GET", "HEAD"], include_in_schema=False)
 async def healthz() -> JSONResponse:
     """200 while the process answers: no check, nothing reached."""
     return JSONResponse({"ok": True}, headers=NO_STORE)
 
 
-@router.api_route("/readyz", methods=["GET", "HEAD"])
+@router.api_route("/readyz", methods=["GET", "HEAD"], include_in_schema=False)
 async def readyz(request: Request) -> JSONResponse:
     """200 when a worker can be had and the stores answer at this code's schema;
     503 with the reasons otherwise."""

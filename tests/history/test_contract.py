@@ -442,3 +442,7 @@ def test_pruning_debug_runs_leaves_the_figures_right(store: HistoryStore) -> Non
     assert (metrics.total, metrics.failures) == (1, 0)
     stats = store.job_stats(["report"])["report"]
     assert (stats.runs, stats.failures, stats.last_started) == (1, 0, NOW - 4)
+
+
+def test_a_store_that_answers_is_reachable(store: HistoryStore) -> None:
+    store.reachable()  # raises when it cannot be reached

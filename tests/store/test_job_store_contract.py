@@ -16,7 +16,7 @@ from hub.store.dbjobs import DELETION_TABLE, JOB_TABLE, DbJobStore
 from hub.store.files import FileJobStore
 from hub.store.hubdb import open_hub_database
 from hub.store.importer import import_files
-from shared.errors import InternalError, JobChanged, NotFound
+from shared.errors import InternalError, JobChanged, NotFound, StoreUnavailable
 from tests.servers import HUB_BACKENDS, database_nodes, fresh_database
 
 STORE_KINDS = ("files", *HUB_BACKENDS)
@@ -362,3 +362,16 @@ def test_import_files(db_store: DbJobStore, tmp_path: Path) -> None:
     replaced = db_store.get("differs")
     assert replaced is not None and (replaced.code, replaced.version) == ("return 'f'", 2)
     assert len(db_store.versions("same")) == 1  # unchanged code adds no version
+
+
+def test_a_store_that_answers_is_reachable(store: JobStore) -> None:
+    store.reachable()  # raises when it cannot be reached
+    store.save("probe_me", "return 1")
+    store.reachable()  # raises when it cannot be reached
+
+
+def test_a_files_store_without_its_folder_is_unreachable(tmp_path: Path) -> None:
+    store = FileJobStore(tmp_path / "jobs")
+    (tmp_path / "jobs").rename(tmp_path / "moved")
+    with pytest.raises(StoreUnavailable, match="jobs folder"):
+        store.reachable()
