@@ -15,5 +15,5 @@ MAX_NAME_LENGTH = 100
 RESERVED_NAMES = frozenset({
     "available", "running", "health", "save", "upload", "execute", "history", "metrics",
     "store", "cron", "schedules", "debug", "debug-session", "secrets", "login", "deleted",
-    "check",
+    "check", "healthz", "readyz",
 })
