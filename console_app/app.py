@@ -155,9 +155,11 @@ def stored_token(vault: TokenVault, hub: str) -> str:
 def quit_on_interrupt(app: QApplication) -> QTimer:
     """Ctrl+C in the terminal (or ``make run`` stopping) quits cleanly. Python runs
     signal handlers only between bytecodes, never inside Qt's event loop, so a timer
-    hands it control twice a second."""
-    signal.signal(signal.SIGINT, lambda *_: app.quit())
-    signal.signal(signal.SIGTERM, lambda *_: app.quit())
+    hands it control twice a second. The quit is queued: a signal that comes while
+    the first window is shown but before the event loop runs would otherwise be lost
+    (Qt's quit does nothing outside a running loop)."""
+    signal.signal(signal.SIGINT, lambda *_: QTimer.singleShot(0, app.quit))
+    signal.signal(signal.SIGTERM, lambda *_: QTimer.singleShot(0, app.quit))
     timer = QTimer(app)
     timer.timeout.connect(lambda: None)
     timer.start(500)
