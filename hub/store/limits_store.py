@@ -13,6 +13,14 @@ Used when several nodes share a server database and no Redis is configured
   what a sign-in attempt locks (``FOR UPDATE``) so that attempts on one key are
   judged one after another on every node, as the in-memory throttle judges them.
 
+On PostgreSQL the request rates are counted in a third table instead,
+``IQXNetWebJobLimitWindow``: one row per counter holding its window's buckets as two
+arrays (at most one per second of the window, whatever the limit). A hit is one
+``INSERT ... ON CONFLICT DO UPDATE ... RETURNING`` sent in autocommit: the row's lock
+serializes the nodes' hits on one counter, and each update is computed from the row
+as the previous one left it, so the count is as exact as a lock would make it, in one
+statement and no transaction round trips.
+
 Counter names are fixed-length digests (:func:`hub.limiting.counter_key`), never
 raw addresses or user names.
 """
@@ -27,10 +35,12 @@ from decimal import Decimal
 from hub.store.dialects import Dialect
 from hub.store.hubdb import HubDatabase, Tx
 
-__all__ = ["HIT_TABLE", "LOCK_TABLE", "LimitsStore", "SignInCounts", "limit_tables"]
+__all__ = ["HIT_TABLE", "LOCK_TABLE", "WINDOW_TABLE", "LimitsStore", "SignInCounts",
+           "limit_tables", "window_tables"]
 
 HIT_TABLE = "IQXNetWebJobLimitHit"
 LOCK_TABLE = "IQXNetWebJobLimitLock"
+WINDOW_TABLE = "IQXNetWebJobLimitWindow"
 
 
 def limit_tables(dialect: Dialect) -> list[str]:
@@ -41,6 +51,18 @@ def limit_tables(dialect: Dialect) -> list[str]:
         dialect.create_index(f"{HIT_TABLE}_Bucket", HIT_TABLE, "Bucket"),
         dialect.create_table(LOCK_TABLE, "Counter {varchar}(80) NOT NULL PRIMARY KEY, "
                              "LockedUntil {real} NOT NULL, LockedBy {bigint} NOT NULL"),
+    ]
+
+
+def window_tables(dialect: Dialect) -> list[str]:
+    """The per-counter windows of the request rates: PostgreSQL only (arrays)."""
+    if dialect.name != "postgresql":
+        return []
+    return [
+        dialect.create_table(WINDOW_TABLE, "Counter {varchar}(80) NOT NULL PRIMARY KEY, "
+                             "Buckets BIGINT[] NOT NULL, Hits INTEGER[] NOT NULL, "
+                             "Admitted BOOLEAN NOT NULL, Touched {bigint} NOT NULL"),
+        dialect.create_index(f"{WINDOW_TABLE}_Touched", WINDOW_TABLE, "Touched"),
     ]
 
 
@@ -68,11 +90,29 @@ def _for_update(dialect: Dialect, sql: str) -> str:
 
 
 _SUM = f"SELECT SUM(Hits) FROM {HIT_TABLE} WHERE Counter = ? AND Bucket > ?"
-# PostgreSQL: the bump and the window's sum in one round trip. The sum of the older
-# buckets reads the statement's snapshot, the bumped bucket's total the row itself.
-_PG_HIT = (f"WITH bump AS ({{upsert}} RETURNING Hits) SELECT (SELECT Hits FROM bump) + "
-           f"COALESCE((SELECT SUM(Hits) FROM {HIT_TABLE} WHERE Counter = ? AND Bucket > ? "
-           "AND Bucket <> ?), 0)")
+
+
+# PostgreSQL: one request counted in its counter's row. The buckets still in the window
+# are kept (ascending); when they hold fewer hits than the limit, the request's bucket
+# (``excluded.Touched``) gains one, else nothing is counted. Returns whether it was
+# counted, and the oldest bucket kept (when the window frees a place again).
+# Parameters: counter, bucket, bucket, limit, since, since.
+_PG_WINDOW_HIT = (
+    f"INSERT INTO {WINDOW_TABLE} AS t (Counter, Buckets, Hits, Admitted, Touched) "
+    "VALUES (?, ARRAY[CAST(? AS BIGINT)], ARRAY[1], TRUE, CAST(? AS BIGINT)) "
+    "ON CONFLICT (Counter) DO UPDATE SET (Buckets, Hits, Admitted, Touched) = ("
+    "SELECT COALESCE(array_agg(k.b ORDER BY k.b), ARRAY[]::BIGINT[]), "
+    "COALESCE(array_agg(k.h ORDER BY k.b), ARRAY[]::INTEGER[]), s.admit, "
+    "GREATEST(t.Touched, excluded.Touched) "
+    "FROM (SELECT COALESCE(SUM(o.h), 0) < CAST(? AS BIGINT) AS admit "
+    "FROM unnest(t.Buckets, t.Hits) AS o(b, h) WHERE o.b > CAST(? AS BIGINT)) AS s "
+    "LEFT JOIN LATERAL ("
+    "SELECT o.b, o.h + CASE WHEN s.admit AND o.b = excluded.Touched THEN 1 ELSE 0 END AS h "
+    "FROM unnest(t.Buckets, t.Hits) AS o(b, h) WHERE o.b > CAST(? AS BIGINT) "
+    "UNION ALL SELECT excluded.Touched, 1 "
+    "WHERE s.admit AND NOT (excluded.Touched = ANY (t.Buckets))"
+    ") AS k ON TRUE GROUP BY s.admit) "
+    "RETURNING CASE WHEN Admitted THEN 1 ELSE 0 END, Buckets[1]")
 
 
 def _int(value: object) -> int:
@@ -98,6 +138,7 @@ class LimitsStore:
 
     def _ready(self) -> Dialect:
         self.db.ensure_schema_once(HIT_TABLE, limit_tables)
+        self.db.ensure_schema_once(WINDOW_TABLE, window_tables)
         return self.db.dialect
 
     # -- request rate -----------------------------------------------------------
@@ -110,7 +151,7 @@ class LimitsStore:
         bucket = _bucket(now, width)
         since = bucket_floor(now, window, width)
         if dialect.name == "postgresql":
-            return self._hit_locked(counter, now, bucket, since, width, window, limit)
+            return self._hit_window(counter, now, bucket, since, width, window, limit)
         self.db.write(_upsert(dialect), [counter, bucket, 1])
         row = self.db.read_one(_SUM, [counter, since])
         total = _int(row[0]) if row else 0
@@ -119,21 +160,17 @@ class LimitsStore:
         self.db.write(_upsert(dialect), [counter, bucket, -1])
         return self._retry_in(self.db, counter, now, bucket, since, width, window)
 
-    def _hit_locked(self, counter: str, now: float, bucket: int, since: int, width: int,
+    def _hit_window(self, counter: str, now: float, bucket: int, since: int, width: int,
                     window: float, limit: int) -> float:
-        """PostgreSQL: the bump and the count in one statement, behind a lock on the
-        counter. Without it, two requests at a bucket boundary each bump their own
-        bucket's row and neither's count sees the other's (both statements' snapshots
-        were taken before either committed): one more gets through."""
-        with self.db.transaction() as tx:
-            tx.read("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [counter])
-            # Never resent: a bump that landed before its answer was lost would count twice.
-            rows = tx.write_returning(_PG_HIT.format(upsert=_upsert(self.db.dialect)),
-                                      [counter, bucket, 1, counter, since, bucket])
-            if (_int(rows[0][0]) if rows else 0) <= limit:
-                return 0.0
-            tx.write(_upsert(self.db.dialect), [counter, bucket, -1])
-            return self._retry_in(tx, counter, now, bucket, since, width, window)
+        """PostgreSQL: the request counted (or not) in its counter's row, one statement.
+        Never resent: a hit that landed before its answer was lost would count twice."""
+        rows = self.db.write_returning(_PG_WINDOW_HIT,
+                                       [counter, bucket, bucket, limit, since, since])
+        if not rows or _int(rows[0][0]):
+            return 0.0
+        oldest = rows[0][1]
+        first = _int(oldest) if oldest is not None else bucket
+        return max(0.0, first + width + window - now)
 
     @staticmethod
     def _retry_in(db: HubDatabase | Tx, counter: str, now: float, bucket: int, since: int,
@@ -206,8 +243,11 @@ class LimitsStore:
     def prune(self, now: float, keep_s: float) -> int:
         """Remove buckets older than ``keep_s`` and locks that ended that long ago;
         how many rows went."""
-        self._ready()
+        dialect = self._ready()
         gone = self.db.write(f"DELETE FROM {HIT_TABLE} WHERE Bucket < ?", [int(now - keep_s)])
+        if dialect.name == "postgresql":
+            gone += self.db.write(f"DELETE FROM {WINDOW_TABLE} WHERE Touched < ?",
+                                  [int(now - keep_s)])
         return gone + self.db.write(f"DELETE FROM {LOCK_TABLE} WHERE LockedUntil < ?",
                                     [now - keep_s])
 
