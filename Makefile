@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8700
 
-.PHONY: setup run console test lint bench clean
+.PHONY: setup run console test lint bench clean console-bundle
 
 QT_X11_PACKAGES := libxcb1 libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 \
 	libxcb-keysyms1 libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 \
@@ -108,5 +108,10 @@ bench: setup
 	@command -v node >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs; }
 	$(PY) bench/run_bench.py $(BENCH_ARGS)
 
+# The Owner console as a desktop program in dist/webjobs-console/ (PyInstaller); skipped
+# when console_app/, shared/, the spec and the bundled packages are unchanged.
+console-bundle: setup
+	$(PY) packaging/build_console_bundle.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist .coverage
