@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -35,6 +36,8 @@ from hub.api.schedule_routes import router as schedule_router
 from hub.api.secret_routes import router as secret_router
 from hub.api.security_headers import NoSniff
 from hub.api.store_routes import router as store_router
+from hub.api.telemetry_routes import instrument
+from hub.api.telemetry_routes import router as telemetry_router
 from hub.auth import Identity
 from hub.cluster.nodes import NodeRegistry, NodeStore
 from hub.engine.engine import Engine, EngineConfig, new_ref
@@ -60,7 +63,14 @@ from hub.store.hubdb import open_hub_database
 from hub.store.identity import open_identity_store
 from hub.store.migrations import prepare_at_start
 from hub.store.opening import open_job_store
+from hub.telemetry.hooks import NO_TELEMETRY, RunTelemetry
+from hub.telemetry.prometheus import HubMetrics, LiveFigures
+from hub.telemetry.scrape import ScrapeAccess
+from hub.telemetry.traces import tracer_from_env
 from shared.errors import BadRequest, InternalError, NotFound, WebJobsError
+
+if TYPE_CHECKING:  # the SDK is imported only when traces are on
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 log = logging.getLogger("webhub")
 SIGN_IN_RATE = 30  # sign-in attempts a minute per address, whatever the names
@@ -68,7 +78,7 @@ PRUNE_EVERY_S = 3600.0
 SWEEP_EVERY_S = 30.0
 
 
-def build_hub(settings: Settings) -> Hub:
+def build_hub(settings: Settings, telemetry: RunTelemetry = NO_TELEMETRY) -> Hub:
     users = open_identity_store(settings.hub_db)
     store = open_job_store(settings)
     history = open_history(settings)
@@ -78,19 +88,26 @@ def build_hub(settings: Settings) -> Hub:
                                  spare_workers=settings.spare_workers,
                                  max_result_mb=settings.max_result_mb,
                                  max_payload_mb=settings.max_payload_mb,
-                                 max_console_mb=settings.max_console_mb), outside)
+                                 max_console_mb=settings.max_console_mb),
+                    telemetry.bridge(outside))
     secrets = secrets_service(settings, store)
     nodes = NodeRegistry(NodeStore(open_hub_database(settings.hub_db)),
                          settings.node, settings.node_timeout_s, settings.node_url)
     nodes.check_name_free()  # a second start of a node's name stops here, clearly
     runner = JobRunner(settings, store, engine, history, secrets, nodes)
+    runner.telemetry = telemetry
     identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)
     catalog = Catalog(store, runner, engine, files_dir=settings.jobs_dir)
     scheduling = Scheduling(ScheduleStore(open_hub_database(settings.hub_db)), runner, history,
                             settings.node, liveness=RegistryLiveness(nodes))
     limits = node_limits(settings, SIGN_IN_RATE)
+    if telemetry.metrics is not None:
+        telemetry.metrics.watch(LiveFigures(engine.metrics, history.recorder.spooled,
+                                            lambda: not history.recorder.store_down))
     return Hub(settings, engine, runner, catalog, users, identity,
-               limits.public, limits.sign_in, limits.sign_in_rate,
+               telemetry.request_limit(limits.public, "public"),
+               telemetry.sign_in_guard(limits.sign_in),
+               telemetry.request_limit(limits.sign_in_rate, "sign_in_rate"),
                parse_trusted_proxies(settings.trusted_proxies), outside, history, scheduling,
                DebugSessions(node=settings.node), secrets, nodes, limits)
 
@@ -130,11 +147,16 @@ def outside_bridge(settings: Settings) -> HubBridge:
     return HubBridge(database, policy)
 
 
-def create_app(settings: Settings) -> FastAPI:
+def create_app(settings: Settings, *, span_exporter: SpanExporter | None = None) -> FastAPI:
+    """The hub's app. Traces are on with ``OTEL_EXPORTER_OTLP_ENDPOINT`` set, or with
+    ``span_exporter`` (a test's in-memory exporter)."""
     # Before any store: the schema upgraded in place (one node at a time) and this
     # node's WEBHUB_SECRET checked against the cluster's; a refusal stops the start.
     prepare_at_start(settings)
-    hub = build_hub(settings)
+    scrape_access = ScrapeAccess(settings.metrics_allow, settings.system_token)
+    tracer = tracer_from_env(settings.node, span_exporter)
+    telemetry = RunTelemetry(HubMetrics(), tracer, settings.node)
+    hub = build_hub(settings, telemetry)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -172,12 +194,16 @@ def create_app(settings: Settings) -> FastAPI:
                 await hub.limits.close()
             await asyncio.to_thread(hub.history.close)
             hub.users.close()
+            if tracer is not None:
+                tracer.shutdown()  # the spans still batched go out
 
     app = FastAPI(title="WebJobs hub", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.hub = hub
+    app.state.prometheus, app.state.scrape_access = telemetry.metrics, scrape_access
     app.state.readiness = Readiness(hub.engine, hub.catalog, hub.history, hub.users.db)
     routers = [auth_router, keys_router, history_router, store_router, schedule_router,
-               secret_router, debug_router, attach_router, probe_router, router]
+               secret_router, debug_router, attach_router, probe_router, telemetry_router,
+               router]
     # Runs are matched first; a name some other route spells out goes the long way.
     runs = run_router(literal_segments(r for rt in routers for r in rt.routes))
     app.include_router(runs)
@@ -191,6 +217,8 @@ def create_app(settings: Settings) -> FastAPI:
                        max_body_bytes=settings.max_body_bytes)
     app.add_middleware(NoSniff)
     app.add_middleware(GiveBackMemory)
+    if tracer is not None:
+        instrument(app, tracer)
     return app
 
 

@@ -32,6 +32,7 @@ from hub.services.history import History, RunStart, record_caller
 from hub.services.job_console import ServerConsole
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
+from hub.telemetry.hooks import NO_TELEMETRY, RunTelemetry
 from shared.errors import JobFailed, NotFound
 from shared.header import JobHeader, ResolvedLimits, parse_header, resolve_limits
 from shared.ndjson import LogLine
@@ -96,6 +97,8 @@ def checked_answer(result: RunResult) -> RunResult:
 
 
 class JobRunner:
+    telemetry: RunTelemetry = NO_TELEMETRY  # the app's metrics and traces (hub.telemetry)
+
     def __init__(self, settings: Settings, store: JobStore, engine: Engine,
                  history: History | None = None, secrets: SecretValues | None = None,
                  nodes: NodeRegistry | None = None) -> None:
@@ -172,11 +175,13 @@ class JobRunner:
         if cluster is not None:
             await cluster.enter(_live_run(req, job, caller, schedule, cluster.node))
         try:
-            with LOG_MASK.hold(values.values()), run_fields(fields):  # until the last line
+            with (LOG_MASK.hold(values.values()), run_fields(fields),  # until the last line
+                  self.telemetry.watch(req, caller.kind) as watch):
                 if self.history is None:
                     result = await self._engine_result(req)
                 else:
                     result = await self._recorded(req, job, caller, params, schedule)
+                watch.ended(result)
                 result.ref = req.ref
                 console.ended(result.logs)
                 self._log_result(job.name, result, origin, req.ref)

@@ -124,6 +124,7 @@ class Scheduling:
         except WebJobsError as exc:
             self._not_run(schedule, name, firing, exc)
             return "failed"
+        self.runner.telemetry.schedule_fired(firing.occurrence)
         result = await self.runner.run(
             job, caller=SCHEDULER, params=schedule_params(schedule),
             request={"method": "SCHEDULE", "url": "", "path": "", "query": {},
@@ -142,6 +143,7 @@ class Scheduling:
             http_status=exc.http_status))
 
     def missed(self, schedule: Schedule, missed: Missed) -> None:
+        self.runner.telemetry.schedule_missed(missed.count)
         record = self._record(schedule, schedule.name, missed.first,
                               job_id=missed.record_id or None)
         self.history.recorder.record(record.finished(outcome="missed", message=missed.message))

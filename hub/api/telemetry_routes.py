@@ -1,0 +1,47 @@
+"""``GET /metrics`` (Prometheus' text format, at the root as Prometheus expects) and the
+request spans of FastAPI's instrumentation when traces are on."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from hub.api.deps import address_of
+from hub.telemetry.prometheus import CONTENT_TYPE, HubMetrics
+from hub.telemetry.scrape import ScrapeAccess
+from hub.telemetry.traces import RunTracer
+
+router = APIRouter()
+
+
+@router.get("/metrics", include_in_schema=False)
+async def prometheus_metrics(request: Request) -> Response:
+    access: ScrapeAccess = request.app.state.scrape_access
+    access.check(address_of(request), request.headers)
+    metrics: HubMetrics = request.app.state.prometheus
+    return Response(metrics.exposition(), media_type=CONTENT_TYPE,
+                    headers={"Cache-Control": "no-store"})
+
+
+class MarkTraced:
+    """Tells hub.api.run_route.RunFirst to leave runs to the router while traces are on:
+    the instrumentation names a request's span after the route the router picks."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope["fastapi.telemetry"] = True
+        await self.app(scope, receive, send)
+
+
+def instrument(app: FastAPI, tracer: RunTracer) -> None:
+    """FastAPI's request span on ``app``, from the app's own provider (added last, so
+    the instrumentation's middleware is outermost and sees every request)."""
+    from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+
+    app.add_middleware(MarkTraced)
+    FastAPIInstrumentor.instrument_app(app, tracer_provider=tracer.provider)

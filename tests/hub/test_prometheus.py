@@ -1,0 +1,133 @@
+"""GET /metrics on a real hub: the counts after a few runs, read with Prometheus' own
+parser, and who may scrape."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.hub.conftest import AUTH, HubProcess
+
+JOBS = {
+    "m_ok": "return { fine: true }",
+    "m_fail": "throw new Error('meant to fail')",
+    "m_db": "const rows = await db.exec('SELECT 1 AS one')\nreturn rows",
+    "m_http": "const answer = await http(params.url)\nreturn answer.status",
+    "public_m": "return 1",
+}
+JSON = {**AUTH, "Accept": "application/json"}
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+class _Answer(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = json.dumps({"path": self.path}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def local_server() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield int(server.server_address[1])
+    server.shutdown()
+    server.server_close()
+
+
+def scrape(client: httpx.Client, **headers: str) -> Samples:
+    answer = client.get("/metrics", headers=headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/plain")
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for family in text_string_to_metric_families(answer.text) for s in family.samples}
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def test_runs_calls_workers_and_history_are_counted(
+        start_hub: Callable[..., HubProcess], local_server: int) -> None:
+    hub = start_hub({"WEBJOB_HTTP_TEST_LOOPBACK_PORT": str(local_server)}, JOBS)
+    url = f"http://127.0.0.1:{local_server}/probe"
+    with hub.client() as c:
+        for _ in range(2):
+            assert c.get("/api/webjobs/m_ok", headers=JSON).status_code == 200
+        assert c.get("/api/webjobs/m_fail", headers=JSON).status_code == 500
+        assert c.get("/api/webjobs/m_db", headers=JSON).json() == [{"one": 1}]
+        assert c.post("/api/webjobs/m_http", headers=JSON, json={"url": url}).json() == 200
+        samples = scrape(c)
+    runs = "webjobs_runs_total"
+    assert value(samples, runs, job="m_ok", outcome="success", source="http") == 2
+    assert value(samples, runs, job="m_fail", outcome="failed", source="http") == 1
+    assert value(samples, runs, job="m_fail", outcome="success", source="http") == 0
+    assert value(samples, "webjobs_run_duration_seconds_count", job="m_ok") == 2
+    assert value(samples, "webjobs_queue_wait_seconds_count") == 5
+    calls = "webjobs_bridge_calls_total"
+    assert value(samples, calls, call="db.exec", result="ok") == 1
+    assert value(samples, calls, call="http", result="ok") == 1
+    assert value(samples, "webjobs_bridge_call_duration_seconds_count", call="http") == 1
+    states = {state: value(samples, "webjobs_workers", state=state)
+              for state in ("busy", "idle", "starting")}
+    assert states["busy"] == 0 and states["idle"] + states["starting"] >= 1
+    assert value(samples, "webjobs_queue_depth") == 0
+    assert value(samples, "webjobs_history_store_up") == 1
+    assert value(samples, "webjobs_history_spool_depth") == 0
+    assert ("webjobs_schedule_missed_total", frozenset()) in samples
+
+
+def test_a_refused_request_is_counted_by_its_limit(start_hub: Callable[..., HubProcess]) -> None:
+    hub = start_hub({"WEBJOB_PUBLIC_RATE": "2"}, JOBS)
+    with hub.client() as c:
+        codes = [c.get("/api/webjobs/public_m").status_code for _ in range(3)]
+        samples = scrape(c)
+    assert codes == [200, 200, 429]
+    assert value(samples, "webjobs_rate_limit_refusals_total", limit="public") == 1
+    assert value(samples, "webjobs_runs_total", job="public_m", outcome="success",
+                 source="http") == 2
+
+
+def test_only_the_system_token_or_an_allowed_address_may_scrape(
+        start_hub: Callable[..., HubProcess]) -> None:
+    hub = start_hub({"WEBHUB_METRICS_ALLOW": "10.9.9.0/24, 192.0.2.7"}, JOBS)
+    user_token = hub.add_user("metrics_reader", "OWNER")
+    with hub.client() as c:
+        anonymous = c.get("/metrics")
+        as_owner = c.get("/metrics", headers={"Authorization": f"Bearer {user_token}"})
+        wrong = c.get("/metrics", headers={"Authorization": "Bearer not-the-token"})
+        assert "webjobs_workers" in str(scrape(c, **AUTH))
+    assert anonymous.status_code == 401 and anonymous.json()["code"] == "AUTH-SESSION-001"
+    assert as_owner.status_code == 403 and as_owner.json()["code"] == "SYS-403"
+    assert wrong.status_code == 403
+    assert "webjobs_" not in anonymous.text + as_owner.text
+
+
+def test_a_forwarded_address_counts_only_from_a_trusted_proxy(
+        start_hub: Callable[..., HubProcess]) -> None:
+    hub = start_hub({"WEBHUB_METRICS_ALLOW": "192.0.2.7",
+                     "WEBHUB_TRUSTED_PROXIES": "127.0.0.1"}, JOBS)
+    with hub.client() as c:
+        allowed = c.get("/metrics", headers={"X-Forwarded-For": "192.0.2.7"})
+        other = c.get("/metrics", headers={"X-Forwarded-For": "192.0.2.8"})
+    assert allowed.status_code == 200 and "webjobs_runs" in allowed.text
+    assert other.status_code == 401
+
+
+def test_the_loopback_default_scrapes_without_a_token(hub: HubProcess) -> None:
+    with hub.client() as c:
+        answer = c.get("/metrics")
+    assert answer.status_code == 200 and "# TYPE webjobs_runs_total counter" in answer.text
