@@ -1,11 +1,11 @@
 """The hub's user directory: users and passwords, users' API tokens, browser
 sessions and API keys pinned to one job, in the hub database (``hub.db``).
 
-Only digests of tokens, keys and session secrets are stored, and only scrypt
-hashes of passwords; a plaintext secret is returned once, when it is made, and
-never logged. The tables live in the hub database (``WEBHUB_DB``: SQLite by
-default, or PostgreSQL, MariaDB, SQL Server over ODBC); work that must land
-together runs in one transaction.
+Only digests of tokens, keys and session secrets are stored, and only Argon2id
+hashes of passwords (an older scrypt hash is replaced at its next sign-in); a
+plaintext secret is returned once, when it is made, and never logged. The tables
+live in the hub database (``WEBHUB_DB``: SQLite by default, or PostgreSQL, MariaDB,
+SQL Server over ODBC); work that must land together runs in one transaction.
 """
 
 from __future__ import annotations
@@ -221,15 +221,31 @@ class IdentityStore:
         log.info("password of user %s set", name)
 
     def check_password(self, name: str, password: str) -> User | None:
-        """The user, if ``password`` is theirs and they may sign in. Always spends
-        one scrypt, so the time taken does not tell an unknown user apart."""
+        """The user, if ``password`` is theirs and they may sign in. Always spends one
+        hash check, so the time taken does not tell an unknown user apart. A right
+        password whose stored hash is out of date (scrypt, or Argon2id at weaker
+        costs) has its hash replaced by one at today's parameters."""
         rows = self._read(f"SELECT {_USER_COLS}, u.password_hash FROM users u WHERE u.name = ?",
                           (name,))
         row = rows[0] if rows else None
         if row is None or row[4] or not row[5]:
             passwords.verify_password(password, passwords.DUMMY_HASH)
             return None
-        return _user(row) if passwords.verify_password(password, str(row[5])) else None
+        stored = str(row[5])
+        if not passwords.verify_password(password, stored):
+            return None
+        user = _user(row)
+        if passwords.needs_rehash(stored):
+            self._rehash(user, password, stored)
+        return user
+
+    def _rehash(self, user: User, password: str, stored: str) -> None:
+        """Store a current hash of ``password`` in place of ``stored``. Only if the row
+        still holds ``stored``: a password set meanwhile is not overwritten."""
+        encoded = passwords.hash_password(password)  # slow: outside the lock
+        if self._write("UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?",
+                       (encoded, user.id, stored)):
+            log.info("password hash of user %s upgraded to Argon2id", user.name)
 
     def disable_user(self, name: str) -> None:
         """Disable a user: their password, tokens and sessions stop working (the

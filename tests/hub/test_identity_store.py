@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import argon2
 import pytest
 
 from hub import passwords
@@ -63,28 +64,7 @@ def db_rows(store: IdentityStore, sql: str) -> list[tuple[object, ...]]:
             for row in store.db.read(sql)]
 
 
-# -- passwords ------------------------------------------------------------------
-
-
-def test_password_hash_format_and_verify() -> None:
-    encoded = passwords.hash_password("correct horse")
-    scheme, n, r, p, salt, digest = encoded.split("$")
-    assert (scheme, n, r, p) == ("scrypt", "16384", "8", "1")
-    assert len(passwords._unb64(salt)) == 16 and len(passwords._unb64(digest)) == 32
-    assert passwords.verify_password("correct horse", encoded)
-    assert not passwords.verify_password("correct horsE", encoded)
-    assert passwords.hash_password("correct horse") != encoded  # fresh salt
-    assert passwords.verify_password("x", passwords.DUMMY_HASH) is False
-
-
-@pytest.mark.parametrize("encoded", [
-    "", "scrypt", "bcrypt$16384$8$1$AAAA$AAAA", "scrypt$x$8$1$AAAA$AAAA",
-    "scrypt$16384$8$1$!!!$AAAA", "scrypt$1000$8$1$AAAAAAAAAAAAAAAAAAAAAA==$" + "A" * 44,
-    "scrypt$1073741824$8$1$AAAAAAAAAAAAAAAAAAAAAA==$" + "A" * 44,
-    "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAA", "scrypt$16384$8$1$$" + "A" * 44,
-])
-def test_malformed_hash_is_false_not_an_error(encoded: str) -> None:
-    assert passwords.verify_password("whatever1", encoded) is False
+# -- secrets (password hashing itself: tests/hub/test_passwords.py) ---------------
 
 
 def test_secrets_and_digests() -> None:
@@ -194,6 +174,61 @@ def test_check_password_always_spends_one_verify(store: IdentityStore, case: str
     assert len(calls) == 1
     if case in ("unknown", "disabled", "no password"):
         assert calls == [passwords.DUMMY_HASH]
+
+
+# Made by the hub's scrypt code from before Argon2id (see tests/hub/test_passwords.py).
+LEGACY_PASSWORD = "legacy pass 2026"
+LEGACY_SCRYPT = ("scrypt$16384$8$1$50MDZBev6HRyVzW+YHNEGw==$"
+                 "nC6ZOqP5MFm51jesaABdfTYuMSFw0WURUck4E5MCJWU=")
+
+
+def stored_hash(store: IdentityStore, name: str) -> str:
+    return str(store.db.read("SELECT password_hash FROM users WHERE name = ?", (name,))[0][0])
+
+
+def test_set_password_stores_argon2id(store: IdentityStore) -> None:
+    store.add_user("ann", "USER")
+    store.set_password("ann", "the password")
+    assert stored_hash(store, "ann").startswith("$argon2id$v=19$m=47104,t=1,p=1$")
+
+
+def test_old_scrypt_hash_is_upgraded_on_sign_in(store: IdentityStore) -> None:
+    ann = store.add_user("ann", "USER")
+    store.db.write("UPDATE users SET password_hash = ? WHERE name = ?", (LEGACY_SCRYPT, "ann"))
+    assert store.check_password("ann", LEGACY_PASSWORD + "!") is None
+    assert stored_hash(store, "ann") == LEGACY_SCRYPT  # a wrong password upgrades nothing
+    assert store.check_password("ann", LEGACY_PASSWORD) == ann
+    upgraded = stored_hash(store, "ann")
+    assert upgraded.startswith("$argon2id$") and not passwords.needs_rehash(upgraded)
+    assert store.check_password("ann", LEGACY_PASSWORD) == ann
+    assert stored_hash(store, "ann") == upgraded  # current: left alone
+
+
+def test_weaker_argon2id_is_upgraded_on_sign_in(store: IdentityStore) -> None:
+    weak = argon2.PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1).hash("pw 12345")
+    ann = store.add_user("ann", "USER")
+    store.db.write("UPDATE users SET password_hash = ? WHERE name = ?", (weak, "ann"))
+    assert store.check_password("ann", "pw 12345") == ann
+    assert stored_hash(store, "ann").startswith("$argon2id$v=19$m=47104,t=1,p=1$")
+
+
+def test_upgrade_does_not_overwrite_a_password_set_meanwhile(
+        store: IdentityStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The upgrade hashes outside any lock; if the password changes in that window the
+    new password wins."""
+    ann = store.add_user("ann", "USER")
+    store.db.write("UPDATE users SET password_hash = ? WHERE name = ?", (LEGACY_SCRYPT, "ann"))
+    real_hash = passwords.hash_password
+
+    def hash_while_password_changes(pw: str) -> str:
+        monkeypatch.setattr(passwords, "hash_password", real_hash)
+        store.set_password("ann", "changed meanwhile")
+        return real_hash(pw)
+
+    monkeypatch.setattr(passwords, "hash_password", hash_while_password_changes)
+    assert store.check_password("ann", LEGACY_PASSWORD) == ann
+    assert store.check_password("ann", "changed meanwhile") == ann
+    assert store.check_password("ann", LEGACY_PASSWORD) is None
 
 
 def test_disable_user(store: IdentityStore) -> None:
