@@ -13,6 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.hub.conftest import AUTH, HubProcess
+from tests.hub.test_history_api import eventually
 
 JOBS = {
     "m_ok": "return { fine: true }",
@@ -131,3 +132,24 @@ def test_the_loopback_default_scrapes_without_a_token(hub: HubProcess) -> None:
     with hub.client() as c:
         answer = c.get("/metrics")
     assert answer.status_code == 200 and "# TYPE webjobs_runs_total counter" in answer.text
+
+
+def test_a_schedules_runs_and_lateness_are_counted(start_hub: Callable[..., HubProcess]) -> None:
+    hub = start_hub(None, JOBS)
+    with hub.client(headers=AUTH) as c:
+        made = c.post("/api/webjobs/schedules", json={
+            "name": "Every second", "jobName": "m_ok", "cron": "* * * * * *", "enabled": True})
+        assert made.status_code == 200, made.text
+
+        def fired() -> Samples | None:
+            samples = scrape(c)
+            ran = value(samples, "webjobs_runs_total", job="m_ok", outcome="success",
+                        source="schedule")
+            return samples if ran >= 1 else None
+
+        samples = eventually(fired)
+        c.delete(f"/api/webjobs/schedules/{made.json()['schedule']['id']}")
+    late = value(samples, "webjobs_schedule_lateness_seconds_count")
+    assert late >= value(samples, "webjobs_runs_total", job="m_ok", outcome="success",
+                         source="schedule") >= 1
+    assert value(samples, "webjobs_schedule_lateness_seconds_sum") < 5 * late
