@@ -21,6 +21,8 @@ from shared.outcomes import Outcome
 
 __all__ = ["NO_TELEMETRY", "RunTelemetry", "RunWatch"]
 
+WATCHED_CALLS = frozenset({"db.exec", "http"})
+
 
 class RunWatch:
     """One run being watched: ``ended(result)`` once its result is known; a run that
@@ -119,6 +121,8 @@ class _WatchedBridge:
         self.telemetry = telemetry
 
     async def call(self, op: str, args: Any, run: RunRequest) -> Any:
+        if op not in WATCHED_CALLS:  # refused by the bridge; a job's made-up name is no label
+            return await self.inner.call(op, args, run)
         tracer = self.telemetry.tracer
         span = None if tracer is None else tracer.start_call(op, run.host_state)
         started = time.monotonic()
@@ -129,7 +133,7 @@ class _WatchedBridge:
             error = getattr(exc, "code", None) or type(exc).__name__
             raise
         finally:
-            if self.telemetry.metrics is not None and op in ("db.exec", "http"):
+            if self.telemetry.metrics is not None:
                 self.telemetry.metrics.call_ended(op, error is None, time.monotonic() - started)
             if span is not None:
                 RunTracer.end_call(span, error)
