@@ -9,6 +9,7 @@ import socket
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -21,7 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from hub.api.app import create_app
 from hub.settings import Settings, load_settings
 from hub.telemetry.traces import tracer_from_env
-from tests.hub.conftest import AUTH, TOKEN, free_port
+from tests.hub.conftest import AUTH, TOKEN, HubProcess, free_port
 from tests.hub.test_prometheus import local_server
 
 __all__ = ["local_server"]  # the loopback HTTP server fixture, shared
@@ -160,3 +161,41 @@ def test_without_the_endpoint_nothing_is_set_up() -> None:
     tracer = tracer_from_env("n", env={"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"})
     assert tracer is not None
     tracer.shutdown()
+
+
+RECEIVED: list[tuple[str, bytes]] = []  # the collector's posts: path, body
+
+
+class _Collector(BaseHTTPRequestHandler):
+    """An OTLP/HTTP collector that keeps what it is sent."""
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        RECEIVED.append((self.path, body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_the_endpoint_variable_sends_spans_over_otlp(
+        start_hub: Callable[..., HubProcess]) -> None:
+    collector = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=collector.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{collector.server_address[1]}"
+        hub = start_hub({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+                         "OTEL_SERVICE_NAME": "hub-under-test"}, JOBS)
+        with hub.client() as c:
+            assert c.get("/api/webjobs/t_fail", headers=JSON).status_code == 500
+        hub.stop()  # the batch still held goes out as the hub stops
+    finally:
+        collector.shutdown()
+        collector.server_close()
+    sent = b"".join(body for path, body in RECEIVED if path == "/v1/traces")
+    for expected in (b"webjob.run", b"db.exec", b"t_fail", b"hub-under-test", b"test-node"):
+        assert expected in sent
