@@ -57,7 +57,7 @@ def finished(client: httpx.Client, job_id: str) -> dict[str, Any]:
             return dict(answer.json())
         return None
 
-    record = eventually(done)
+    record: dict[str, Any] | None = eventually(done)
     assert record, f"run {job_id} never reached history"
     return record
 
