@@ -56,6 +56,7 @@ from hub.history.columns import (
 )
 from hub.history.record import RunRecord
 from hub.history.sqlschema import BUCKET_COLUMNS, FTS, HOURS, JOBS, MARKS, RUNS, statements
+from hub.history.sqlwrite import insert_counted, insert_new, insert_rows, upsert_cell
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx
 from shared.errors import InternalError, StoreUnavailable
 from shared.text import clean_text
@@ -72,8 +73,6 @@ INTERRUPTED = ("SYS-500", "the hub stopped before the run ended")
 # The mark of the one-off change that counted debug runs out of older hubs' rollups.
 DEBUG_UNCOUNTED = "debug-uncounted"
 _SELECT = f"SELECT id, {', '.join(RECORD_COLUMNS)} FROM {RUNS}"
-_INSERT = (f"INSERT INTO {RUNS} ({', '.join(COLUMNS)}) "
-           f"VALUES ({', '.join('?' for _ in COLUMNS)})")
 _UPDATE = f"UPDATE {RUNS} SET {', '.join(f'{c} = ?' for c in COLUMNS[1:])} WHERE job_id = ?"
 _COUNTERS = ("runs", "failures", "rt_count", "rt_sum", *BUCKET_COLUMNS)
 _UNCOUNTED_SOURCES = ", ".join(f"'{s}'" for s in UNCOUNTED_SOURCES)
@@ -83,6 +82,17 @@ _COUNTED = (f"outcome NOT IN ({', '.join(repr(o) for o in UNCOUNTED)}) "
 _FILTERS = (("job", "job_name = ?"), ("status", "outcome = ?"), ("source", "source = ?"),
             ("caller", "caller_name = ?"), ("since", "started >= ?"),
             ("until", "started < ?"), ("schedule_id", "schedule_id = ?"))
+
+
+def _latest(records: Sequence[RunRecord]) -> dict[str, RunRecord]:
+    """Each run's record to write: its last one, unless that is a ``running`` record
+    after a finished one (a replay)."""
+    latest: dict[str, RunRecord] = {}
+    for record in records:
+        known = latest.get(record.job_id)
+        if not (known and known.outcome != "running" and record.outcome == "running"):
+            latest[record.job_id] = record
+    return latest
 
 
 def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
@@ -106,6 +116,7 @@ class SqlHistoryStore:
         self.max_runs = max_runs
         self._own_db = own_db
         self._fts = db.dialect.name == "sqlite"
+        self._upserts = db.dialect.name == "postgresql"  # see hub.history.sqlwrite
 
     # -- plumbing ---------------------------------------------------------------
 
@@ -155,27 +166,42 @@ class SqlHistoryStore:
     # -- writing ----------------------------------------------------------------
 
     def put(self, records: Sequence[RunRecord]) -> None:
+        if records and self._upserts:
+            records = self._put_new(records)
         if records:
             self._in_tx(lambda tx: self._put(tx, records))
 
+    def _put_new(self, records: Sequence[RunRecord]) -> list[RunRecord]:
+        """PostgreSQL: the runs not stored yet, with their rollups, in one statement
+        (see :mod:`hub.history.sqlwrite`); the records left to write the usual way."""
+        self.prepare()
+        latest = _latest(records)
+        rows = [flatten(record) for record in latest.values()]
+        for job_id in insert_counted(self.db, [[r[c] for c in COLUMNS] for r in rows],
+                                     self._bind):
+            del latest[job_id]
+        return list(latest.values())
+
     def _put(self, tx: Tx, records: Sequence[RunRecord]) -> None:
-        rows: dict[str, dict[str, Any]] = {}
-        for record in records:
-            known = rows.get(record.job_id)
-            if not (known and known["outcome"] != "running" and record.outcome == "running"):
-                rows[record.job_id] = flatten(record)
-        stored = self._stored(tx, list(rows))
+        rows = {job_id: flatten(record) for job_id, record in _latest(records).items()}
         tallies = Tallies()
+        if self._upserts:  # the new runs stored at once; the others read back below
+            for job_id in insert_new(tx, [[r[c] for c in COLUMNS] for r in rows.values()],
+                                     self._bind):
+                tallies.count(rows.pop(job_id), 1)
+        stored = self._stored(tx, list(rows))
+        new: list[Any] = []
         for job_id, row in rows.items():
             old = stored.get(job_id)
             if old is None:
-                tx.write(_INSERT, self._bind(row[c] for c in COLUMNS))
+                new.append([row[c] for c in COLUMNS])
             elif old["outcome"] != "running" and row["outcome"] == "running":
                 continue
             else:
                 tallies.count(old, -1)
                 tx.write(_UPDATE, self._bind([*(row[c] for c in COLUMNS[1:]), job_id]))
             tallies.count(row, 1)
+        insert_rows(tx, new, self._bind)  # a busy node's batch: one statement
         self._apply(tx, tallies)
 
     def _stored(self, tx: Tx, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -192,6 +218,10 @@ class SqlHistoryStore:
     def _apply(self, tx: Tx, tallies: Tallies) -> None:
         for table, key, cells in ((HOURS, "started_hour", tallies.hours),
                                   (JOBS, "job_name", tallies.jobs)):
+            if self._upserts:
+                for cell, tally in sorted(cells.items()):  # in key order: see below
+                    upsert_cell(tx, table, key, cell, tally)
+                continue
             keys: list[Any] = list(cells)
             present: set[Any] = set()
             for part in _chunks(keys):
