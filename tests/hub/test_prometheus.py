@@ -3,17 +3,16 @@ parser, and who may scrape."""
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 
 import httpx
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.hub import test_outside
 from tests.hub.conftest import AUTH, HubProcess
 from tests.hub.test_history_api import eventually
+
+local_server = test_outside.local_server  # the fixture: a loopback server http() may reach
 
 JOBS = {
     "m_ok": "return { fine: true }",
@@ -24,29 +23,6 @@ JOBS = {
 }
 JSON = {**AUTH, "Accept": "application/json"}
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-class _Answer(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = json.dumps({"path": self.path}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def local_server() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield int(server.server_address[1])
-    server.shutdown()
-    server.server_close()
 
 
 def scrape(client: httpx.Client, **headers: str) -> Samples:

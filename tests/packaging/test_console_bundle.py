@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from types import ModuleType
 
 import pytest
 
+from tests.console import test_real_program
 from tests.hub.conftest import REPO, running_hub
 
 SCRIPT = REPO / "packaging" / "build_console_bundle.py"
@@ -166,23 +166,8 @@ def test_a_bundle_that_cannot_start_is_seen_as_such(start: Callable[..., Watched
     assert 'Could not find the Qt platform plugin "no-such-platform"' in console.output()
 
 
-@pytest.fixture(scope="module")
-def display() -> Iterator[str]:
-    """A private X server on a display number Xvfb picks and reports on a pipe."""
-    read_end, write_end = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-nolisten", "tcp",
-                             "-screen", "0", "1280x900x24"], pass_fds=(write_end,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_end)
-    try:
-        ready, _, _ = select.select([read_end], [], [], 20)
-        number = os.read(read_end, 32).decode().strip() if ready else ""
-        assert number.isdigit(), "Xvfb did not report a display"
-        yield f":{number}"
-    finally:
-        os.close(read_end)
-        xvfb.terminate()
-        xvfb.wait(10)
+# A private X server (Xvfb picks the display number), as the installed console's test has.
+display = test_real_program.display
 
 
 def xdotool(display: str, console: Watched, *args: str) -> str:
