@@ -40,7 +40,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from hub.history.base import MAX_PAGE, HistoryQuery, JobStats, Metrics
+from hub.history.base import HistoryQuery, JobStats, Metrics
 from hub.history.columns import (
     COLUMNS,
     RECORD_COLUMNS,
@@ -51,37 +51,31 @@ from hub.history.columns import (
     flatten,
     hourly_figures,
     percentile,
-    search_pattern,
     unflatten,
 )
 from hub.history.record import RunRecord
 from hub.history.sqlschema import BUCKET_COLUMNS, FTS, HOURS, JOBS, MARKS, RUNS, statements
+from hub.history.sqlsearch import SELECT, marks, search_statement
 from hub.history.sqlwrite import insert_counted, insert_new, insert_rows, upsert_cell
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx
 from shared.errors import InternalError, StoreUnavailable
-from shared.text import clean_text
 
 __all__ = ["SqlHistoryStore"]
 
 log = logging.getLogger("webhub.history")
 T = TypeVar("T")
 CHUNK = 200               # names or ids per IN list (SQL Server takes 2100 parameters)
-FTS_FEW = 3000            # matches up to which the full-text hits are read directly
 PRUNE_BATCH = 5000        # runs deleted per transaction by prune
 FTS_MERGE_PAGES = 1000    # index pages one prune may rewrite to reclaim deleted rows
 INTERRUPTED = ("SYS-500", "the hub stopped before the run ended")
 # The mark of the one-off change that counted debug runs out of older hubs' rollups.
 DEBUG_UNCOUNTED = "debug-uncounted"
-_SELECT = f"SELECT id, {', '.join(RECORD_COLUMNS)} FROM {RUNS}"
 _UPDATE = f"UPDATE {RUNS} SET {', '.join(f'{c} = ?' for c in COLUMNS[1:])} WHERE job_id = ?"
 _COUNTERS = ("runs", "failures", "rt_count", "rt_sum", *BUCKET_COLUMNS)
 _UNCOUNTED_SOURCES = ", ".join(f"'{s}'" for s in UNCOUNTED_SOURCES)
 # The rows the rollups count (as columns.counted says of one row).
 _COUNTED = (f"outcome NOT IN ({', '.join(repr(o) for o in UNCOUNTED)}) "
             f"AND source NOT IN ({_UNCOUNTED_SOURCES})")
-_FILTERS = (("job", "job_name = ?"), ("status", "outcome = ?"), ("source", "source = ?"),
-            ("caller", "caller_name = ?"), ("since", "started >= ?"),
-            ("until", "started < ?"), ("schedule_id", "schedule_id = ?"))
 
 
 def _latest(records: Sequence[RunRecord]) -> dict[str, RunRecord]:
@@ -98,10 +92,6 @@ def _latest(records: Sequence[RunRecord]) -> dict[str, RunRecord]:
 def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), CHUNK):
         yield items[start:start + CHUNK]
-
-
-def _marks(items: Sequence[Any]) -> str:
-    return ", ".join("?" for _ in items)
 
 
 class SqlHistoryStore:
@@ -210,7 +200,7 @@ class SqlHistoryStore:
         for part in _chunks(ids):
             for job_id, *rest in tx.read(
                     "SELECT job_id, job_name, outcome, started_hour, runtime_ms, source "
-                    f"FROM {RUNS} WHERE job_id IN ({_marks(part)})", part):
+                    f"FROM {RUNS} WHERE job_id IN ({marks(part)})", part):
                 found[job_id] = dict(zip(("job_name", "outcome", "started_hour", "runtime_ms",
                                           "source"), rest, strict=True))
         return found
@@ -226,7 +216,7 @@ class SqlHistoryStore:
             present: set[Any] = set()
             for part in _chunks(keys):
                 present.update(r[0] for r in tx.read(
-                    f"SELECT {key} FROM {table} WHERE {key} IN ({_marks(part)})", part))
+                    f"SELECT {key} FROM {table} WHERE {key} IN ({marks(part)})", part))
             # In key order, so two nodes' transactions lock the rows in the same order
             # (PostgreSQL and MariaDB would otherwise deadlock now and then).
             for cell, tally in sorted(cells.items()):
@@ -234,7 +224,7 @@ class SqlHistoryStore:
                           *tally.buckets]
                 if cell not in present:
                     tx.write(f"INSERT INTO {table} ({key}, rt_max, {', '.join(_COUNTERS)}) "
-                             f"VALUES (?, ?, {_marks(_COUNTERS)})", [cell, tally.rt_max, *values])
+                             f"VALUES (?, ?, {marks(_COUNTERS)})", [cell, tally.rt_max, *values])
                     continue
                 sets = ", ".join(f"{c} = {c} + ?" for c in _COUNTERS)
                 params: list[Any] = values
@@ -246,7 +236,7 @@ class SqlHistoryStore:
 
     def mark_interrupted(self, node: str, now: float) -> int:
         def work(tx: Tx) -> int:
-            rows = tx.read(f"{_SELECT} WHERE outcome = ? AND node = ?", ("running", node))
+            rows = tx.read(f"{SELECT} WHERE outcome = ? AND node = ?", ("running", node))
             code, message = INTERRUPTED
             done = [_record(r).finished(outcome="interrupted", code=code, message=message,
                                         ended=now) for r in rows]
@@ -347,7 +337,7 @@ class SqlHistoryStore:
 
     def get(self, job_id: str) -> RunRecord | None:
         self.prepare()
-        row = self.db.read_one(f"{_SELECT} WHERE job_id = ?", (job_id,))
+        row = self.db.read_one(f"{SELECT} WHERE job_id = ?", (job_id,))
         return None if row is None else _record(row)
 
     def search(self, query: HistoryQuery) -> list[RunRecord]:
@@ -365,41 +355,7 @@ class SqlHistoryStore:
     def search_statement(self, query: HistoryQuery) -> tuple[str, list[Any]]:
         """The statement :meth:`search` runs for ``query`` (its plan can be asked for)."""
         self.prepare()
-        where: list[str] = []
-        params: list[Any] = []
-        for name, clause in _FILTERS:
-            value = getattr(query, name)
-            if value is not None:
-                where.append(clause)
-                params.append(clean_text(value) if isinstance(value, str) else value)
-        if query.search:
-            # As stored: a lone surrogate in the term finds the U+FFFD it was kept as. A
-            # NUL cannot be searched for: SQL text (FTS5's query, a LIKE pattern) ends there.
-            term = clean_text(query.search).replace("\x00", "\ufffd")
-            clauses, values = self._search_clauses(term)
-            where += clauses
-            params += values
-        sql = _SELECT + (f" WHERE {' AND '.join(where)}" if where else "")
-        return self.db.dialect.page(f"{sql} ORDER BY started DESC, id DESC", params,
-                                    max(0, min(query.limit, MAX_PAGE)), max(0, query.offset))
-
-    def _search_clauses(self, term: str) -> tuple[list[str], list[Any]]:
-        mssql = self.db.dialect.name == "mssql"
-        like = "search_text LIKE ? ESCAPE '!'"
-        pattern = search_pattern(term, brackets=mssql)
-        needle = term.casefold()
-        if not self._fts or len(needle) < 3:   # trigrams need three characters
-            return [like], [pattern]
-        match = '"' + needle.replace('"', '""') + '"'
-        # Evaluated once: a term of common trigrams (``cust-123``) makes the match cost
-        # tens of milliseconds whatever its hits.
-        hits = [int(r[0]) for r in self.db.read(
-            f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?", (match, FTS_FEW + 1))]
-        if len(hits) > FTS_FEW:
-            return [like], [pattern]
-        if not hits:
-            return ["1 = 0"], []
-        return [f"id IN ({_marks(hits)})", like], [*hits, pattern]
+        return search_statement(self.db, self._fts, query)
 
     def job_stats(self, names: Sequence[str]) -> dict[str, JobStats]:
         self.prepare()
@@ -408,7 +364,7 @@ class SqlHistoryStore:
         tallies: dict[str, Row] = {}
         for part in _chunks(wanted):
             for row in self.db.read(f"SELECT job_name, runs, failures, {', '.join(BUCKET_COLUMNS)}"
-                                    f" FROM {JOBS} WHERE job_name IN ({_marks(part)})", part):
+                                    f" FROM {JOBS} WHERE job_name IN ({marks(part)})", part):
                 tallies[row[0]] = row
         # Not DISTINCT: SQLite would then walk the whole job index instead of the few
         # running rows.
@@ -482,5 +438,5 @@ class SqlHistoryStore:
 
 
 def _record(row: Row) -> RunRecord:
-    """A record from a ``_SELECT`` row (its leading ``id`` dropped)."""
+    """A record from a ``SELECT`` row (its leading ``id`` dropped)."""
     return unflatten(dict(zip(RECORD_COLUMNS, row[1:], strict=True)))

@@ -13,7 +13,7 @@ import mongomock
 import pytest
 
 from bench import history_fill
-from hub.history import sqlstore
+from hub.history import sqlsearch
 from hub.history.base import HistoryQuery
 from hub.history.local import FILE_NAME, open_local_history
 from hub.history.mongo import (
@@ -102,7 +102,7 @@ def test_both_sqlite_search_paths_agree(tmp_path: Path, monkeypatch: pytest.Monk
         store.put([run(f"s{i:02d}", started=NOW - i, result=f"needle {i}" if i % 3 else "hay")
                    for i in range(40)])
         direct = [r.job_id for r in store.search(HistoryQuery(search=term, limit=100))]
-        monkeypatch.setattr(sqlstore, "FTS_FEW", 2)
+        monkeypatch.setattr(sqlsearch, "FTS_FEW", 2)
         scanned = [r.job_id for r in store.search(HistoryQuery(search=term, limit=100))]
         assert direct == scanned
         assert direct == [f"s{i:02d}" for i in range(40) if i % 3
