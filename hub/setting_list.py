@@ -222,12 +222,16 @@ DECLARED: tuple[Declared, ...] = (
              "A run's console lines also go to the server log as `[WebJob:<name>] "
              "<level> <text>` with the run id, at most this many a run (one line then "
              "says how many were left out; history keeps its own cap); 0: none."),
-    Declared("WEBHUB_METRICS_ALLOW", "metrics_allow", text("127.0.0.1,::1"),
-             "`127.0.0.1,::1`",
-             "Addresses or networks that may scrape `GET /metrics` (Prometheus) without"
-             " the system token; anyone else needs `WEBHUB_SYSTEM_TOKEN` as a bearer "
-             "token."),
-    # Read by the OpenTelemetry SDK itself: listed here so the table is complete.
+    Declared("WEBHUB_METRICS_TOKEN", "metrics_token", optional_text(),
+             "(none)",
+             "A bearer token that may read `GET /metrics` (Prometheus) and nothing else; "
+             "the system token may too."),
+    Declared("WEBHUB_METRICS_ALLOW", "metrics_allow", text(),
+             "(none)",
+             "Addresses or networks that may read `GET /metrics` without a token (e.g. "
+             "`10.0.5.0/24` for the Prometheus servers). A request that came through a "
+             "proxy not in `WEBHUB_TRUSTED_PROXIES` (it carries `X-Forwarded-For`, "
+             "`Forwarded` or `X-Real-IP`) is never let in by its address."),
     Declared("OTEL_EXPORTER_OTLP_ENDPOINT", None, None,
              "(none)",
              "Set, the hub sends traces over OTLP/HTTP to this collector (e.g. "

@@ -69,8 +69,10 @@ class Settings:
     log_format: str = "text"
     access_log: bool = False
     job_log_lines: int = 200      # 0: a run's console never reaches the server log
-    # Who may scrape GET /metrics without the system token (addresses or networks).
-    metrics_allow: str = "127.0.0.1,::1"
+    # Who may scrape GET /metrics: a bearer token of its own (or the system token), or
+    # addresses and networks let in without one (none by default).
+    metrics_allow: str = ""
+    metrics_token: str | None = None
 
     @functools.cached_property
     def sign_key(self) -> str:

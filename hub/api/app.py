@@ -153,7 +153,8 @@ def create_app(settings: Settings, *, span_exporter: SpanExporter | None = None)
     # Before any store: the schema upgraded in place (one node at a time) and this
     # node's WEBHUB_SECRET checked against the cluster's; a refusal stops the start.
     prepare_at_start(settings)
-    scrape_access = ScrapeAccess(settings.metrics_allow, settings.system_token)
+    scrape_access = ScrapeAccess(settings.metrics_allow, settings.metrics_token,
+                                 settings.system_token)
     tracer = tracer_from_env(settings.node, span_exporter)
     telemetry = RunTelemetry(HubMetrics(), tracer, settings.node)
     hub = build_hub(settings, telemetry)

@@ -77,7 +77,8 @@ def _ip(peer: str) -> IPv4Address | IPv6Address | None:
         return None
 
 
-def _peer_trusted(request: Request) -> bool:
+def peer_is_trusted(request: Request) -> bool:
+    """Whether the socket peer is one of WEBHUB_TRUSTED_PROXIES."""
     trusted = hub_of(request).trusted
     if not trusted:
         return False
@@ -87,7 +88,7 @@ def _peer_trusted(request: Request) -> bool:
 
 def public_scheme(request: Request, peer_trusted: bool | None = None) -> str:
     """http or https as the browser sees it (a trusted proxy may terminate TLS)."""
-    if _peer_trusted(request) if peer_trusted is None else peer_trusted:
+    if peer_is_trusted(request) if peer_trusted is None else peer_trusted:
         forwarded = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
         if forwarded in ("http", "https"):
             return forwarded
@@ -97,7 +98,7 @@ def public_scheme(request: Request, peer_trusted: bool | None = None) -> str:
 def own_origin(request: Request) -> str:
     """The hub's origin as the browser sees it, for the same-origin check."""
     host = request.url.netloc
-    trusted = _peer_trusted(request)
+    trusted = peer_is_trusted(request)
     if trusted:
         host = request.headers.get("x-forwarded-host", "").split(",")[0].strip() or host
     return f"{public_scheme(request, trusted)}://{host}"

@@ -3,12 +3,14 @@ request spans of FastAPI's instrumentation when traces are on."""
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, FastAPI
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hub.api.deps import address_of
+from hub.api.deps import address_of, peer_is_trusted
 from hub.telemetry.prometheus import CONTENT_TYPE, HubMetrics
 from hub.telemetry.scrape import ScrapeAccess
 from hub.telemetry.traces import RunTracer
@@ -16,13 +18,25 @@ from hub.telemetry.traces import RunTracer
 router = APIRouter()
 
 
+# Headers a reverse proxy adds: from a peer the hub does not trust, they mean the peer's
+# address (loopback, for a proxy on the same machine) is not the client's.
+_FORWARDING = ("x-forwarded-for", "forwarded", "x-real-ip")
+
+
 @router.get("/metrics", include_in_schema=False)
 async def prometheus_metrics(request: Request) -> Response:
     access: ScrapeAccess = request.app.state.scrape_access
-    access.check(address_of(request), request.headers)
+    access.check(address_of(request), request.headers, proxied=_through_unknown_proxy(request))
     metrics: HubMetrics = request.app.state.prometheus
-    return Response(metrics.exposition(), media_type=CONTENT_TYPE,
-                    headers={"Cache-Control": "no-store"})
+    # Off the event loop: a hub with many jobs makes a large page.
+    body = await asyncio.to_thread(metrics.exposition)
+    return Response(body, media_type=CONTENT_TYPE, headers={"Cache-Control": "no-store"})
+
+
+def _through_unknown_proxy(request: Request) -> bool:
+    if not any(name in request.headers for name in _FORWARDING):
+        return False
+    return not peer_is_trusted(request)
 
 
 class MarkTraced:

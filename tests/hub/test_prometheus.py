@@ -26,7 +26,7 @@ Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
 def scrape(client: httpx.Client, **headers: str) -> Samples:
-    answer = client.get("/metrics", headers=headers)
+    answer = client.get("/metrics", headers=headers or AUTH)
     assert answer.status_code == 200, answer.text
     assert answer.headers["content-type"].startswith("text/plain")
     return {(s.name, frozenset(s.labels.items())): s.value
@@ -111,10 +111,31 @@ def test_a_forwarded_address_counts_only_from_a_trusted_proxy(
     assert other.status_code == 401
 
 
-def test_the_loopback_default_scrapes_without_a_token(hub: HubProcess) -> None:
+def test_by_default_only_a_token_scrapes_and_the_metrics_token_reads_nothing_else(
+        start_hub: Callable[..., HubProcess]) -> None:
+    hub = start_hub({"WEBHUB_METRICS_TOKEN": "prometheus-reads-this"}, JOBS)
+    reader = {"Authorization": "Bearer prometheus-reads-this"}
     with hub.client() as c:
-        answer = c.get("/metrics")
-    assert answer.status_code == 200 and "# TYPE webjobs_runs_total counter" in answer.text
+        anonymous = c.get("/metrics")
+        scraped = c.get("/metrics", headers=reader)
+        history = c.get("/api/webjobs/history", headers=reader)
+    assert anonymous.status_code == 401
+    assert scraped.status_code == 200 and "# TYPE webjobs_runs_total counter" in scraped.text
+    assert history.status_code in (401, 403)
+
+
+def test_an_allowed_address_behind_an_untrusted_proxy_is_not_let_in(
+        start_hub: Callable[..., HubProcess]) -> None:
+    """A reverse proxy on the same machine makes every request come from loopback: a
+    forwarding header from a peer that is not a trusted proxy voids the allow-list."""
+    hub = start_hub({"WEBHUB_METRICS_ALLOW": "127.0.0.1, ::1"}, JOBS)
+    with hub.client() as c:
+        direct = c.get("/metrics")
+        answers = [c.get("/metrics", headers={name: value}).status_code for name, value in (
+            ("X-Forwarded-For", "203.0.113.9"), ("Forwarded", "for=203.0.113.9"),
+            ("X-Real-IP", "203.0.113.9"), ("X-Forwarded-For", "127.0.0.1"))]
+    assert direct.status_code == 200
+    assert answers == [401, 401, 401, 401]
 
 
 def test_a_schedules_runs_and_lateness_are_counted(start_hub: Callable[..., HubProcess]) -> None:
