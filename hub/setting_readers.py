@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -46,17 +47,35 @@ class Source:
 
 
 def _file_text(name: str, path: Path) -> str:
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(_MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise BadRequest(f"{name}_FILE: cannot read {path}: {exc.strerror}") from None
+    """The text of the secret file, stripped of blanks and a leading BOM. An empty one is
+    refused: falling back to the default (a node's own SQLite, a random token) would
+    hide the mistake."""
+    data = _read_regular_file(name, path)
     if len(data) > _MAX_FILE_BYTES:
         raise BadRequest(f"{name}_FILE: {path} is larger than a setting can be")
     try:
-        return data.decode("utf-8").strip()
+        value = data.decode("utf-8").removeprefix("\ufeff").strip()
     except UnicodeDecodeError:
         raise BadRequest(f"{name}_FILE: {path} is not UTF-8 text") from None
+    if not value:
+        raise BadRequest(f"{name}_FILE: {path} is empty")
+    return value
+
+
+def _read_regular_file(name: str, path: Path) -> bytes:
+    """At most one byte over the limit of ``path``, which must be a regular file (after
+    symlinks): a FIFO would block the start, a device never ends. Non-blocking open
+    and a second look at the opened file, in case the path changed in between."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise BadRequest(f"{name}_FILE: {path} is not a regular file")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise BadRequest(f"{name}_FILE: {path} is not a regular file")
+            return fh.read(_MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise BadRequest(f"{name}_FILE: cannot read {path}: {exc.strerror}") from None
 
 
 def text(default: str = "") -> Reader:

@@ -5,6 +5,7 @@ from a file (``<NAME>_FILE``)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from pathlib import Path
 
@@ -85,6 +86,47 @@ def test_an_unreadable_file_names_the_setting(tmp_path: Path) -> None:
     big.write_bytes(b"x" * 70_000)
     with pytest.raises(BadRequest, match="larger than"):
         load_settings({"WEBHUB_HOME": str(tmp_path), "WEBHUB_SECRET_FILE": str(big)})
+
+
+@pytest.mark.parametrize("content", [b"", b"\n", b"  \t\r\n ", b"\xef\xbb\xbf",
+                                     b"\xef\xbb\xbf \n"])
+@pytest.mark.parametrize("name", ["WEBHUB_DB", "WEBHUB_SYSTEM_TOKEN", "WEBJOB_DB"])
+def test_an_empty_file_is_refused_not_the_default(tmp_path: Path, name: str,
+                                                  content: bytes) -> None:
+    empty = tmp_path / "empty"
+    empty.write_bytes(content)
+    with pytest.raises(BadRequest, match=f"^{name}_FILE: {re.escape(str(empty))} is empty$"):
+        load_settings({"WEBHUB_HOME": str(tmp_path / "home"), f"{name}_FILE": str(empty)})
+
+
+def test_a_leading_byte_order_mark_is_not_part_of_the_value(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_bytes("\ufeffwindows-secret\r\n".encode())
+    settings_ = load_settings({"WEBHUB_HOME": str(tmp_path / "home"),
+                               "WEBHUB_SECRET_FILE": str(secret)})
+    assert settings_.secret == "windows-secret"
+
+
+def test_a_symlink_to_a_file_is_followed(tmp_path: Path) -> None:
+    target = _file(tmp_path, "linked-secret\n")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    settings_ = load_settings({"WEBHUB_HOME": str(tmp_path / "home"),
+                               "WEBHUB_SECRET_FILE": str(link)})
+    assert settings_.secret == "linked-secret"
+
+
+def test_what_is_not_a_regular_file_is_refused_without_reading_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no writer: reading it would block the start for ever
+    link_to_device = tmp_path / "zero"
+    link_to_device.symlink_to("/dev/zero")
+    for path in (fifo, Path("/dev/zero"), link_to_device, tmp_path):
+        with pytest.raises(BadRequest,
+                           match=f"^WEBHUB_SECRET_FILE: {re.escape(str(path))} is not a "
+                                 "regular file$"):
+            load_settings({"WEBHUB_HOME": str(tmp_path / "home"),
+                           "WEBHUB_SECRET_FILE": str(path)})
 
 
 @settings(max_examples=60, deadline=None)
