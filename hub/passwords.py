@@ -47,10 +47,14 @@ _ARGON2_RE = re.compile(
     r"\$([A-Za-z0-9+/]{11,88})\$([A-Za-z0-9+/]{22,88})")
 
 SCRYPT_SCHEME = "scrypt"
-_MAX_N = 2**20
+# The same for the old scrypt hashes. The hub wrote N=2^14, r=8, p=1 (16 MiB, ~50 ms);
+# scrypt's work is about N x r x p and its memory 128 x N x r bytes, so each is bounded
+# at 4x that, and a tampered row asking for more (2^20, 7, 16: ~33 s, 896 MiB) just fails.
+_SCRYPT_WORK_TODAY = 2**14 * 8 * 1
+_MAX_SCRYPT_WORK = 4 * _SCRYPT_WORK_TODAY
+_MAX_SCRYPT_MEMORY = 4 * 128 * 2**14 * 8
 _MAX_R = 32
 _MAX_P = 16
-_MAX_MEM = 1024 * 1024 * 1024
 
 
 def _b64(raw: bytes) -> str:
@@ -105,7 +109,8 @@ def _verify_argon2(pw: str, encoded: str) -> bool:
 
 
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int, dklen: int) -> bytes:
-    maxmem = min(_MAX_MEM, 130 * n * r * p + 1024 * 1024)
+    # OpenSSL's own count: 128 x r x (N + 2) for V, 128 x r x p for B, and some slack.
+    maxmem = 128 * r * (n + 2 + p) + 1024 * 1024
     return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p,
                           maxmem=maxmem, dklen=dklen)
 
@@ -119,7 +124,8 @@ def _parse_scrypt(encoded: str) -> tuple[int, int, int, bytes, bytes] | None:
         salt, expected = _unb64(parts[4]), _unb64(parts[5])
     except (ValueError, binascii.Error, UnicodeError):
         return None
-    if not (1 < n <= _MAX_N and n & (n - 1) == 0 and 0 < r <= _MAX_R and 0 < p <= _MAX_P):
+    if not (n > 1 and n & (n - 1) == 0 and 0 < r <= _MAX_R and 0 < p <= _MAX_P
+            and n * r * p <= _MAX_SCRYPT_WORK and 128 * n * r <= _MAX_SCRYPT_MEMORY):
         return None
     if not salt or not 16 <= len(expected) <= 64:
         return None

@@ -4,6 +4,9 @@ made, can make verify_password raise, run long or eat memory."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
 import argon2
 import pytest
 from hypothesis import given, settings
@@ -98,6 +101,46 @@ def test_tampered_argon2_costs_are_refused_before_hashing(
     for m_ok, t_ok in OWASP_ARGON2ID:
         assert passwords.verify_password("pw", _with_costs(m_ok, t_ok, 1)) is True
     assert len(hashed) == len(OWASP_ARGON2ID)
+
+
+def _scrypt_hash(pw: str, n: int, r: int, p: int) -> str:
+    salt = b"sixteen byte slt"
+    digest = hashlib.scrypt(pw.encode(), salt=salt, n=n, r=r, p=p, dklen=32,
+                            maxmem=256 * 1024 * 1024)
+    return "$".join(["scrypt", str(n), str(r), str(p), base64.b64encode(salt).decode(),
+                     base64.b64encode(digest).decode()])
+
+
+# Up to 4x the work and memory of the hub's own N=2^14, r=8, p=1.
+SCRYPT_IN_BOUNDS = [(2**16, 8, 1), (2**15, 8, 2), (2**14, 8, 4), (2**14, 32, 1)]
+
+
+@pytest.mark.parametrize(("n", "r", "p"), [
+    (2**20, 7, 16),               # ~33 s and 896 MiB per sign-in
+    (2**20, 8, 1),                # 1 GiB
+    (2**17, 8, 1),                # 8x the work and memory
+    (2**15, 32, 1),               # 128 MiB
+    (2**13, 8, 16),               # little memory, 8x the work
+    (2**14, 64, 1),               # r over its own bound
+])
+def test_tampered_scrypt_costs_are_refused_before_hashing(
+        n: int, r: int, p: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_scrypt = passwords._scrypt
+    hashed: list[tuple[int, int, int]] = []
+
+    def spy(pw: str, salt: bytes, n: int, r: int, p: int, dklen: int) -> bytes:
+        hashed.append((n, r, p))
+        return real_scrypt(pw, salt, n, r, p, dklen)
+
+    tampered = LEGACY_SCRYPT.replace("scrypt$16384$8$1$", f"scrypt${n}${r}${p}$")
+    monkeypatch.setattr(passwords, "_scrypt", spy)
+    assert passwords.verify_password(LEGACY_PASSWORD, tampered) is False
+    assert hashed == []
+    # the spy works, and the hub's own hashes and a little more still verify:
+    assert passwords.verify_password(LEGACY_PASSWORD, LEGACY_SCRYPT) is True
+    for costs in SCRYPT_IN_BOUNDS:
+        assert passwords.verify_password("pw", _scrypt_hash("pw", *costs)) is True
+    assert hashed == [(2**14, 8, 1), *SCRYPT_IN_BOUNDS]
 
 
 @pytest.mark.parametrize("encoded", [
