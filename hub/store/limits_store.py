@@ -19,7 +19,8 @@ arrays (at most one per second of the window, whatever the limit). A hit is one
 ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING`` sent in autocommit: the row's lock
 serializes the nodes' hits on one counter, and each update is computed from the row
 as the previous one left it, so the count is as exact as a lock would make it, in one
-statement and no transaction round trips.
+statement and no transaction round trips. Those windows are timed by the database
+server's clock, so nodes whose clocks differ still count one window.
 
 Counter names are fixed-length digests (:func:`hub.limiting.counter_key`), never
 raw addresses or user names.
@@ -35,8 +36,8 @@ from decimal import Decimal
 from hub.store.dialects import Dialect
 from hub.store.hubdb import HubDatabase, Tx
 
-__all__ = ["HIT_TABLE", "LOCK_TABLE", "WINDOW_TABLE", "LimitsStore", "SignInCounts",
-           "limit_tables", "window_tables"]
+__all__ = ["DATABASE_CLOCK", "HIT_TABLE", "LOCK_TABLE", "WINDOW_TABLE", "LimitsStore",
+           "SignInCounts", "limit_tables", "pg_window_hit", "window_tables"]
 
 HIT_TABLE = "IQXNetWebJobLimitHit"
 LOCK_TABLE = "IQXNetWebJobLimitLock"
@@ -92,27 +93,47 @@ def _for_update(dialect: Dialect, sql: str) -> str:
 _SUM = f"SELECT SUM(Hits) FROM {HIT_TABLE} WHERE Counter = ? AND Bucket > ?"
 
 
-# PostgreSQL: one request counted in its counter's row. The buckets still in the window
-# are kept (ascending); when they hold fewer hits than the limit, the request's bucket
-# (``excluded.Touched``) gains one, else nothing is counted. Returns whether it was
-# counted, and the oldest bucket kept (when the window frees a place again).
-# Parameters: counter, bucket, bucket, limit, since, since.
-_PG_WINDOW_HIT = (
-    f"INSERT INTO {WINDOW_TABLE} AS t (Counter, Buckets, Hits, Admitted, Touched) "
-    "VALUES (?, ARRAY[CAST(? AS BIGINT)], ARRAY[1], TRUE, CAST(? AS BIGINT)) "
-    "ON CONFLICT (Counter) DO UPDATE SET (Buckets, Hits, Admitted, Touched) = ("
-    "SELECT COALESCE(array_agg(k.b ORDER BY k.b), ARRAY[]::BIGINT[]), "
-    "COALESCE(array_agg(k.h ORDER BY k.b), ARRAY[]::INTEGER[]), s.admit, "
-    "GREATEST(t.Touched, excluded.Touched) "
-    "FROM (SELECT COALESCE(SUM(o.h), 0) < CAST(? AS BIGINT) AS admit "
-    "FROM unnest(t.Buckets, t.Hits) AS o(b, h) WHERE o.b > CAST(? AS BIGINT)) AS s "
-    "LEFT JOIN LATERAL ("
-    "SELECT o.b, o.h + CASE WHEN s.admit AND o.b = excluded.Touched THEN 1 ELSE 0 END AS h "
-    "FROM unnest(t.Buckets, t.Hits) AS o(b, h) WHERE o.b > CAST(? AS BIGINT) "
-    "UNION ALL SELECT excluded.Touched, 1 "
-    "WHERE s.admit AND NOT (excluded.Touched = ANY (t.Buckets))"
-    ") AS k ON TRUE GROUP BY s.admit) "
-    "RETURNING CASE WHEN Admitted THEN 1 ELSE 0 END, Buckets[1]")
+# PostgreSQL counts the request rates by the server's clock, not the nodes': a node
+# whose clock ran ahead would otherwise drop the others' buckets from the shared row as
+# out of its window. clock_timestamp() (not now(), the statement's start) is read in
+# the DO UPDATE after the row's lock is taken, so the hits on one counter are timed in
+# the order they are counted.
+DATABASE_CLOCK = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+
+
+def _pg_moment(clock: str) -> str:
+    """The request's bucket and the last bucket out of its window, from one reading of
+    ``clock``. Parameters: width, width, window + width."""
+    return ("(SELECT CAST(floor(n.s / CAST(? AS BIGINT)) AS BIGINT) * CAST(? AS BIGINT) "
+            "AS bucket, CAST(floor(n.s - CAST(? AS DOUBLE PRECISION)) AS BIGINT) AS since "
+            f"FROM (SELECT {clock} AS s) AS n) AS c")
+
+
+def pg_window_hit(clock: str) -> str:
+    """One request counted in its counter's row. The buckets still in the window are
+    kept (ascending); when they hold fewer hits than the limit, the request's bucket
+    gains one, else nothing is counted. Returns whether it was counted, the oldest
+    bucket kept (when the window frees a place again) and the clock then.
+    Parameters: counter, width, width, window + width, limit, width, width,
+    window + width."""
+    return (
+        f"INSERT INTO {WINDOW_TABLE} AS t (Counter, Buckets, Hits, Admitted, Touched) "
+        "SELECT CAST(? AS VARCHAR(80)), ARRAY[c.bucket], ARRAY[1], TRUE, c.bucket "
+        f"FROM {_pg_moment(clock)} "
+        "ON CONFLICT (Counter) DO UPDATE SET (Buckets, Hits, Admitted, Touched) = ("
+        "SELECT COALESCE(array_agg(k.b ORDER BY k.b), ARRAY[]::BIGINT[]), "
+        "COALESCE(array_agg(k.h ORDER BY k.b), ARRAY[]::INTEGER[]), s.admit, "
+        "GREATEST(t.Touched, s.bucket) "
+        "FROM (SELECT c.bucket, c.since, COALESCE((SELECT SUM(o.h) "
+        "FROM unnest(t.Buckets, t.Hits) AS o(b, h) WHERE o.b > c.since), 0) "
+        f"< CAST(? AS BIGINT) AS admit FROM {_pg_moment(clock)}) AS s "
+        "LEFT JOIN LATERAL ("
+        "SELECT o.b, o.h + CASE WHEN s.admit AND o.b = s.bucket THEN 1 ELSE 0 END AS h "
+        "FROM unnest(t.Buckets, t.Hits) AS o(b, h) WHERE o.b > s.since "
+        "UNION ALL SELECT s.bucket, 1 "
+        "WHERE s.admit AND NOT (s.bucket = ANY (t.Buckets))"
+        ") AS k ON TRUE GROUP BY s.admit, s.bucket) "
+        f"RETURNING CASE WHEN Admitted THEN 1 ELSE 0 END, Buckets[1], {clock}")
 
 
 def _int(value: object) -> int:
@@ -131,10 +152,14 @@ class SignInCounts:
 
 class LimitsStore:
     """The counters. Every method runs its own statements (blocking: call it in a
-    thread); a database that cannot be reached raises ``StoreUnavailable``."""
+    thread); a database that cannot be reached raises ``StoreUnavailable``.
+    ``clock_sql`` is the SQL expression (seconds since the epoch) that times the
+    PostgreSQL rate windows: the server's clock unless a test sets its own."""
 
-    def __init__(self, db: HubDatabase) -> None:
+    def __init__(self, db: HubDatabase, *, clock_sql: str = DATABASE_CLOCK) -> None:
         self.db = db
+        self.clock_sql = clock_sql
+        self._window_hit = pg_window_hit(clock_sql)
 
     def _ready(self) -> Dialect:
         self.db.ensure_schema_once(HIT_TABLE, limit_tables)
@@ -146,12 +171,13 @@ class LimitsStore:
     def hit(self, counter: str, now: float, window: float, width: int, limit: int) -> float:
         """Count one request, unless that makes more than ``limit`` in the window:
         then take it back and say how many seconds until the oldest counted bucket
-        leaves the window. 0 means the request was counted."""
+        leaves the window. 0 means the request was counted. ``now`` is this node's
+        clock; on PostgreSQL the database's clock is used instead."""
         dialect = self._ready()
+        if dialect.name == "postgresql":
+            return self._hit_window(counter, width, window, limit)
         bucket = _bucket(now, width)
         since = bucket_floor(now, window, width)
-        if dialect.name == "postgresql":
-            return self._hit_window(counter, now, bucket, since, width, window, limit)
         self.db.write(_upsert(dialect), [counter, bucket, 1])
         row = self.db.read_one(_SUM, [counter, since])
         total = _int(row[0]) if row else 0
@@ -160,16 +186,15 @@ class LimitsStore:
         self.db.write(_upsert(dialect), [counter, bucket, -1])
         return self._retry_in(self.db, counter, now, bucket, since, width, window)
 
-    def _hit_window(self, counter: str, now: float, bucket: int, since: int, width: int,
-                    window: float, limit: int) -> float:
+    def _hit_window(self, counter: str, width: int, window: float, limit: int) -> float:
         """PostgreSQL: the request counted (or not) in its counter's row, one statement.
         Never resent: a hit that landed before its answer was lost would count twice."""
-        rows = self.db.write_returning(_PG_WINDOW_HIT,
-                                       [counter, bucket, bucket, limit, since, since])
+        moment = [width, width, window + width]
+        rows = self.db.write_returning(self._window_hit, [counter, *moment, limit, *moment])
         if not rows or _int(rows[0][0]):
             return 0.0
-        oldest = rows[0][1]
-        first = _int(oldest) if oldest is not None else bucket
+        oldest, now = rows[0][1], float(rows[0][2])
+        first = _int(oldest) if oldest is not None else _bucket(now, width)
         return max(0.0, first + width + window - now)
 
     @staticmethod
@@ -242,12 +267,13 @@ class LimitsStore:
 
     def prune(self, now: float, keep_s: float) -> int:
         """Remove buckets older than ``keep_s`` and locks that ended that long ago;
-        how many rows went."""
+        how many rows went. The rate windows are dated by the database's clock."""
         dialect = self._ready()
         gone = self.db.write(f"DELETE FROM {HIT_TABLE} WHERE Bucket < ?", [int(now - keep_s)])
         if dialect.name == "postgresql":
-            gone += self.db.write(f"DELETE FROM {WINDOW_TABLE} WHERE Touched < ?",
-                                  [int(now - keep_s)])
+            gone += self.db.write(f"DELETE FROM {WINDOW_TABLE} WHERE Touched < "
+                                  f"(SELECT CAST(floor({self.clock_sql} "
+                                  "- CAST(? AS DOUBLE PRECISION)) AS BIGINT))", [keep_s])
         return gone + self.db.write(f"DELETE FROM {LOCK_TABLE} WHERE LockedUntil < ?",
                                     [now - keep_s])
 

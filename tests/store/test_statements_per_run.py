@@ -23,9 +23,9 @@ from hub.history.record import Caller, RunRecord
 from hub.history.sqlstore import SqlHistoryStore
 from hub.history.sqlwrite import INSERT_ROWS
 from hub.store.hubdb import HubDatabase, open_hub_database
-from hub.store.limits_store import LimitsStore
 from hub.store.migrations import upgrade
 from tests.servers import fresh_database
+from tests.store.set_clock import SetClock
 
 PG_PORT = ":5432/"
 
@@ -57,12 +57,14 @@ def total(tally: Tally) -> int:
 def test_a_public_rate_hit_is_one_statement(
         counted: tuple[HubDatabase, CountingProxy]) -> None:
     db, proxy = counted
-    store = LimitsStore(db)
     now = time.time()
+    clock = SetClock(db, now)  # the rate window's database clock, walked by the test
+    store = clock.store()
     store.hit("public:warm", now, 60.0, 1, 2)  # the store's one-time schema check
     counts, waits = [], []
     for offset in (0.0, 0.1, 1.2, 1.3, 61.5):  # new, known, next bucket, refused, freed
         waits.append(0.0)
+        clock.set(now + offset)
 
         def hit(offset: float = offset) -> None:
             waits[-1] = store.hit("public:a", now + offset, 60.0, 1, 2)
