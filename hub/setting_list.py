@@ -118,7 +118,10 @@ DECLARED: tuple[Declared, ...] = (
              "30",
              "A node whose heartbeat is older than this is taken for dead: its runs are"
              " marked `interrupted`, its scheduled runs retried where the schedule says"
-             " so. Keep the nodes' clocks in step (NTP) well within it."),
+             " so. Keep the nodes' clocks in step (NTP) well within it: the database's"
+             " public rate limit on PostgreSQL goes by the database server's clock, but"
+             " Redis windows, other databases and sign-in throttling go by each node's,"
+             " so a node's clock error shifts its own limits by as much."),
     Declared("WEBHUB_REDIS_URL", "redis_url", url(),
              "(none)",
              "Redis (`redis://[:password@]host:port/db`, `rediss://` for TLS) where "
