@@ -22,7 +22,7 @@ from hub import passwords
 from hub.store.base import check_job_name
 from hub.store.hubdb import HubDatabase, Tx, open_hub_database
 from hub.store.identity_schema import ensure_identity_schema
-from shared.errors import BadRequest, NotFound
+from shared.errors import BadRequest, NotFound, WebJobsError
 
 log = logging.getLogger("webhub.identity")
 
@@ -241,10 +241,20 @@ class IdentityStore:
 
     def _rehash(self, user: User, password: str, stored: str) -> None:
         """Store a current hash of ``password`` in place of ``stored``. Only if the row
-        still holds ``stored``: a password set meanwhile is not overwritten."""
+        still holds ``stored``: a password set meanwhile is not overwritten. Best effort:
+        the password was right, so a failed write must not fail the sign-in (the next
+        one tries again); the log names the error's class only, as a driver's message
+        may quote the statement's values."""
         encoded = passwords.hash_password(password)  # slow: outside the lock
-        if self._write("UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?",
-                       (encoded, user.id, stored)):
+        try:
+            changed = self._write(
+                "UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?",
+                (encoded, user.id, stored))
+        except WebJobsError as exc:
+            log.warning("password hash of user %s not upgraded: %s (%s)", user.name,
+                        type(exc).__name__, exc.code)
+            return
+        if changed:
             log.info("password hash of user %s upgraded to Argon2id", user.name)
 
     def disable_user(self, name: str) -> None:

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import argon2
 import pytest
@@ -16,7 +18,7 @@ from hub import passwords
 from hub.store.hubdb import open_hub_database
 from hub.store.identity import IdentityStore, open_identity_store
 from hub.store.identity_schema import SCHEMA_VERSION
-from shared.errors import BadJobName, BadRequest, NotFound
+from shared.errors import BadJobName, BadRequest, NotFound, StoreUnavailable
 from tests.servers import HUB_BACKENDS, fresh_database
 
 
@@ -229,6 +231,34 @@ def test_upgrade_does_not_overwrite_a_password_set_meanwhile(
     assert store.check_password("ann", LEGACY_PASSWORD) == ann
     assert store.check_password("ann", "changed meanwhile") == ann
     assert store.check_password("ann", LEGACY_PASSWORD) is None
+
+
+@pytest.mark.expected_warning
+def test_a_failed_upgrade_still_signs_in_and_logs_no_secret(
+        store: IdentityStore, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    ann = store.add_user("ann", "USER")
+    store.db.write("UPDATE users SET password_hash = ? WHERE name = ?", (LEGACY_SCRYPT, "ann"))
+    refused: list[str] = []
+
+    def unreachable(sql: str, params: Sequence[Any] = ()) -> int:
+        refused.append(str(params[0]))
+        # a driver's message may quote the values, the new hash among them
+        raise StoreUnavailable(f"connection lost sending {sql} with {params}")
+
+    monkeypatch.setattr(store, "_write", unreachable)
+    with caplog.at_level(logging.INFO, logger="webhub.identity"):
+        assert store.check_password("ann", LEGACY_PASSWORD) == ann
+    assert len(refused) == 1 and refused[0].startswith("$argon2id$")
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert [r.getMessage() for r in warnings] == [
+        "password hash of user ann not upgraded: StoreUnavailable (SYS-503)"]
+    for secret in (LEGACY_PASSWORD, LEGACY_SCRYPT, refused[0], refused[0][-20:]):
+        assert secret not in caplog.text
+    monkeypatch.undo()
+    assert stored_hash(store, "ann") == LEGACY_SCRYPT  # the next sign-in tries again
+    assert store.check_password("ann", LEGACY_PASSWORD) == ann
+    assert stored_hash(store, "ann").startswith("$argon2id$")
 
 
 def test_disable_user(store: IdentityStore) -> None:
