@@ -13,11 +13,14 @@ import urllib.request
 
 PROBES = ("healthz", "readyz")
 RETRY_S = 0.25  # between tries while waiting for a starting hub: no event to await
+# No proxies: the probe asks a hub on this host, and urllib would send even 127.0.0.1
+# through HTTP_PROXY unless NO_PROXY names it (a container's healthcheck then fails).
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def answers(url: str, timeout_s: float) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as reply:
+        with _DIRECT.open(url, timeout=timeout_s) as reply:
             return int(reply.status) == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False

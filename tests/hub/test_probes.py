@@ -4,8 +4,12 @@ the hub database's schema is behind; neither asks for a sign-in."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +52,22 @@ def test_both_probes_answer_200_without_a_sign_in(hub: HubProcess) -> None:
     assert ready.headers["cache-control"] == "no-store"
     assert httpx.head(f"{hub.url}/api/webjobs/readyz", timeout=10).status_code == 200
     assert httpx.get(f"{hub.url}/api/webjobs/health", timeout=10).json()["ok"] is True
+
+
+def test_the_probe_command_ignores_a_proxy_in_the_environment(hub: HubProcess) -> None:
+    """The healthcheck asks its own hub on loopback; a proxy (here one that answers
+    nothing) set for the container's outward traffic must not stand in between."""
+    address = urllib.parse.urlsplit(hub.url)
+    env = {k: v for k, v in os.environ.items() if k.lower() not in _PROXY_VARIABLES}
+    dead_proxy = "http://127.0.0.1:9"
+    env |= {"HTTP_PROXY": dead_proxy, "http_proxy": dead_proxy, "ALL_PROXY": dead_proxy}
+    done = subprocess.run([sys.executable, "-m", "hub.probe", "readyz", "--host",
+                           str(address.hostname), "--port", str(address.port)],
+                          env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+_PROXY_VARIABLES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 
 
 def test_not_ready_while_every_slot_is_busy_and_runs_wait(start_hub) -> None:  # type: ignore[no-untyped-def]
