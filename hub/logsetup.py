@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter
 
-from hub.secrets.logmask import CLEAN_LOG_TEXT, LOG_MASK, install_log_mask
+from hub.secrets.logmask import CLEAN_LOG_TEXT, LOG_MASK, install_log_mask, shown_trace
 
 __all__ = ["RUN_FIELD_NAMES", "RunFields", "configure", "hub_handler", "mask_query", "run_fields",
            "uvicorn_options"]
@@ -110,7 +110,32 @@ class _TextFormatter(logging.Formatter):
         return f"{line[:at]}{record.name} run={run}: {line[at + len(head):]}"
 
 
+# The record _JsonFormatter is formatting: its formatException is handed only the
+# exception, and the record's exc_text is the one the filters masked and cleaned.
+_FORMATTING: ContextVar[logging.LogRecord | None] = ContextVar("webhub_json_record",
+                                                               default=None)
+
+
 class _JsonFormatter(JsonFormatter):
+    """python-json-logger formats the traceback again from ``exc_info``: here it is the
+    record's ``exc_text`` (masked and cleaned by the filters), or one made so."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        token = _FORMATTING.set(record)
+        try:
+            return super().format(record)
+        finally:
+            _FORMATTING.reset(token)
+
+    def formatException(self, ei: Any) -> str:  # type: ignore[override]
+        record = _FORMATTING.get()
+        if record is not None and record.exc_info is ei and record.exc_text is not None:
+            return record.exc_text
+        return shown_trace(logging.Formatter.formatException(self, ei))
+
+    def formatStack(self, stack_info: str) -> str:  # type: ignore[override]
+        return shown_trace(stack_info)
+
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         moment = datetime.datetime.fromtimestamp(record.created, datetime.UTC)
         return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -6,8 +6,10 @@ encodes strictly would otherwise print "--- Logging error ---" instead of the li
 and the usual one an escape that is not the text).
 
 A run holds its values (:meth:`LogMask.hold`) from before it starts until its last
-log line is written; the filter masks whatever a log line would show of them,
-whichever module logs it (a driver's error message that quotes a value, say).
+log line is written; the filter masks whatever a log line would show of them (its
+message, traceback and stack), whichever module logs it (a driver's error message
+that quotes a value, say). A formatter that writes a traceback itself rather than the
+record's ``exc_text`` must pass it through :func:`shown_trace`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from collections.abc import Iterable, Iterator
 from hub.engine.redaction import NO_SECRETS, Redactor
 from shared.text import clean_text
 
-__all__ = ["CLEAN_LOG_TEXT", "LOG_MASK", "CleanLogText", "LogMask", "install_log_mask"]
+__all__ = ["CLEAN_LOG_TEXT", "LOG_MASK", "CleanLogText", "LogMask", "install_log_mask",
+           "shown_trace"]
 
 
 # Every C0 and C1 control but the tab, and DEL.
@@ -53,8 +56,7 @@ class CleanLogText(logging.Filter):
         if record.exc_text is not None:
             record.exc_text = clean_text(record.exc_text)
         elif record.exc_info and record.exc_info[1] is not None:
-            # Left for the formatter when clean: the mask (which runs first) only
-            # masks a traceback that nobody has formatted yet.
+            # Left for the formatter when clean (it writes the same text).
             trace = logging.Formatter().formatException(record.exc_info)
             cleaned = clean_text(trace)
             if cleaned is not trace:
@@ -102,13 +104,27 @@ class LogMask(logging.Filter):
         masked = redactor.text(message)
         if masked != message:
             record.msg, record.args = masked, None
-        if record.exc_info and record.exc_text is None and record.exc_info[1] is not None:
+        if record.exc_text is not None:  # another handler's formatter got there first
+            record.exc_text = redactor.text(record.exc_text)
+        elif record.exc_info and record.exc_info[1] is not None:
             record.exc_text = redactor.text(logging.Formatter().formatException(record.exc_info))
+        if record.stack_info:
+            record.stack_info = redactor.text(record.stack_info)
         return True
+
+    def masked(self, text: str) -> str:
+        """``text`` with the values held now masked."""
+        return self._redactor.text(text)
 
 
 LOG_MASK = LogMask()
 CLEAN_LOG_TEXT = CleanLogText()
+
+
+def shown_trace(text: str) -> str:
+    """A traceback or stack as the filters leave a record's: the values held now
+    masked, its text cleaned (its lines kept)."""
+    return clean_text(LOG_MASK.masked(text))
 
 
 def install_log_mask() -> None:
