@@ -57,5 +57,8 @@ def instrument(app: FastAPI, tracer: RunTracer) -> None:
     the instrumentation's middleware is outermost and sees every request)."""
     from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 
+    from hub.telemetry.span_query_mask import mask_request_span
+
     app.add_middleware(MarkTraced)
-    FastAPIInstrumentor.instrument_app(app, tracer_provider=tracer.provider)
+    FastAPIInstrumentor.instrument_app(app, tracer_provider=tracer.provider,
+                                       server_request_hook=mask_request_span)
