@@ -8,8 +8,12 @@ console: streaming, the debugger) has its lines logged as they arrive; any other
 has them logged when it ends, which is when the hub first sees them (the worker keeps
 an unwatched run's console and sends it with the outcome: the cheap path).
 
-``WEBJOB_LOG_LINES`` caps the lines one run writes here (0: none); past it, one line
-says how many were left out. The job's text is made one log line whatever it holds:
+``WEBJOB_LOG_LINES`` caps the lines one run writes here (0: none), and
+:data:`RUN_CHARS` the characters of the job's text they hold; past either, one line
+says how many lines were left out. A line keeps the first :data:`LINE_CHARS` characters
+of the job's text and says how many more there were (the run's own console is as it
+was, and history keeps its own caps): one run cannot make the log, or the event loop
+writing it, carry megabytes. The job's text is made one log line whatever it holds:
 control and line-separator characters as escapes, lone surrogates as U+FFFD.
 """
 
@@ -24,9 +28,12 @@ from hub.logsetup import RunFields
 from shared.ndjson import LogLine
 from shared.text import clean_text
 
-__all__ = ["JOB_LOG", "ServerConsole", "console_log_level", "console_log_text"]
+__all__ = ["JOB_LOG", "LINE_CHARS", "RUN_CHARS", "ServerConsole", "console_log_level",
+           "console_log_text", "cut_console_text"]
 
 JOB_LOG = logging.getLogger("webhub.job")
+LINE_CHARS = 8 * 1024  # of a job's text in one log line
+RUN_CHARS = 256 * 1024  # of a job's text in the log lines of one run
 
 _LEVELS = {"error": logging.ERROR, "warn": logging.WARNING, "info": logging.INFO,
            "log": logging.INFO, "debug": logging.DEBUG}
@@ -49,14 +56,29 @@ def console_log_text(job: str, level: str, text: str) -> str:
     return _LINE_BREAKERS.sub(lambda m: _escape(m.group()), message)
 
 
-class ServerConsole:
-    """One run's console lines on their way to the hub's log, at most ``cap`` of them."""
+def cut_console_text(text: str, limit: int = LINE_CHARS) -> str:
+    """``text``, or its first ``limit`` characters (a surrogate pair kept whole) and
+    how many more there were."""
+    if len(text) <= limit:
+        return text
+    end = limit - 1 if limit and "\ud800" <= text[limit - 1] <= "\udbff" else limit
+    return f"{text[:end]}\u2026 ({len(text) - end} more characters)"
 
-    def __init__(self, cap: int, fields: RunFields) -> None:
+
+class ServerConsole:
+    """One run's console lines on their way to the hub's log: at most ``cap`` of them,
+    each with at most ``line_chars`` of the job's text, ``run_chars`` in all."""
+
+    def __init__(self, cap: int, fields: RunFields, *, line_chars: int = LINE_CHARS,
+                 run_chars: int = RUN_CHARS) -> None:
         self.cap = cap
         self.fields = fields
+        self.line_chars = line_chars
+        self.run_chars = run_chars
         self.logged = 0
+        self.chars = 0  # of the job's text logged
         self.dropped = 0
+        self.out_of_chars = False  # the characters ran out before the lines did
         self.watched = False
         self._extra = {"run": fields.run, "job": fields.job, "ref": fields.ref,
                        "caller": fields.caller}
@@ -79,11 +101,15 @@ class ServerConsole:
         level = console_log_level(line.level)
         if self.cap <= 0 or not JOB_LOG.isEnabledFor(level):
             return
-        if self.logged >= self.cap:
+        room = min(self.line_chars, self.run_chars - self.chars)
+        if self.logged >= self.cap or room <= 0:
+            self.out_of_chars = self.out_of_chars or self.logged < self.cap
             self.dropped += 1
             return
         self.logged += 1
-        JOB_LOG.log(level, "%s", console_log_text(self.fields.job, line.level, line.message),
+        self.chars += min(len(line.message), room)
+        text = cut_console_text(line.message, room)
+        JOB_LOG.log(level, "%s", console_log_text(self.fields.job, line.level, text),
                     extra=self._extra)
 
     def ended(self, lines: Sequence[LogLine]) -> None:
@@ -94,6 +120,10 @@ class ServerConsole:
                 self.write(line)
         if self.dropped:
             JOB_LOG.warning(
-                "[WebJob:%s] warn %d more console lines not logged (WEBJOB_LOG_LINES=%d); "
-                "history keeps up to %d", self.fields.job, self.dropped, self.cap,
-                MAX_LOG_LINES, extra=self._extra)
+                "[WebJob:%s] warn %d more console lines not logged (%s); history keeps up to %d",
+                self.fields.job, self.dropped, self._spent(), MAX_LOG_LINES, extra=self._extra)
+
+    def _spent(self) -> str:
+        if self.out_of_chars:
+            return f"{self.run_chars} characters of console text a run"
+        return f"WEBJOB_LOG_LINES={self.cap}"

@@ -1,9 +1,9 @@
 """The hub's own log through real hub processes: a job's console lines in it
 (``[WebJob:<name>] <level> <text>``, the run's id, no secret value, at most
-WEBJOB_LOG_LINES a run and a note of the rest, live for a watched run), the JSON
-format (WEBHUB_LOG_FORMAT=json: every stderr line an object with the run's fields)
-and the access log (WEBHUB_ACCESS_LOG, off by default, credential-like query values
-masked)."""
+WEBJOB_LOG_LINES a run and a note of the rest, a long line cut, live for a watched
+run), the JSON format (WEBHUB_LOG_FORMAT=json: every stderr line an object with the
+run's fields) and the access log (WEBHUB_ACCESS_LOG, off by default, credential-like
+query values masked)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ console.debug('only at debug')
 console.info({ n: 1 })
 return 'done'""",
     "chatty": "for (let i = 0; i < 1000; i++) console.log('line ' + i)\nreturn 1000",
+    "wide": "console.log('w'.repeat(12000))\nreturn 1",
 }
 
 
@@ -102,6 +103,16 @@ def test_a_run_logs_at_most_its_cap_and_says_how_many_it_left_out(
         assert len(lines) == 11, lines
         assert lines[10].endswith("[WebJob:chatty] warn 990 more console lines not logged "
                                   "(WEBJOB_LOG_LINES=10); history keeps up to 300")
+
+
+def test_a_long_console_line_is_cut_in_the_log_not_in_the_console(
+        text_hub: HubProcess) -> None:
+    with text_hub.client() as client:
+        watched = client.get(f"{API}/wide", params={"enableLogger": "1"}, headers=AUTH)
+    events = list(read_stream([watched.content]))
+    assert [e.message for e in events if isinstance(e, LogLine)] == ["w" * 12000]
+    (line,) = _job_lines(text_hub.log_text(), "wide")
+    assert line.endswith(f"[WebJob:wide] log {'w' * 8192}\u2026 (3808 more characters)")
 
 
 def test_no_console_in_the_log_when_the_setting_is_zero(

@@ -9,13 +9,21 @@ import contextlib
 import io
 import json
 import logging
+import re
 from collections.abc import Iterator
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hub.logsetup import RunFields, hub_handler, mask_query, run_fields
-from hub.services.job_console import JOB_LOG, ServerConsole, console_log_text
+from hub.services.job_console import (
+    JOB_LOG,
+    LINE_CHARS,
+    RUN_CHARS,
+    ServerConsole,
+    console_log_text,
+    cut_console_text,
+)
 from shared.ndjson import LogLine
 
 FIELDS = RunFields("job_1", "lines", "r3f", "user:ann")
@@ -118,6 +126,68 @@ def test_records_written_during_a_run_carry_its_fields() -> None:
     inside, outside = (json.loads(line) for line in stream.getvalue().splitlines())
     assert inside["run"] == "job_1" and inside["caller"] == "user:ann"
     assert "run" not in outside and outside["node"] == "node-a"
+
+
+_CUT_NOTE = re.compile(r"\u2026 \((\d+) more characters\)\Z")
+
+
+@given(text=ANY_TEXT, limit=st.integers(1, 60))
+def test_a_cut_text_keeps_its_start_and_counts_the_rest(text: str, limit: int) -> None:
+    shown = cut_console_text(text, limit)
+    if len(text) <= limit:
+        assert shown == text
+        return
+    note = _CUT_NOTE.search(shown)
+    assert note is not None, shown
+    kept = shown[:note.start()]
+    assert text.startswith(kept) and len(kept) + int(note.group(1)) == len(text)
+    assert limit - 1 <= len(kept) <= limit
+    if len(kept) < limit:  # only to keep a surrogate pair whole
+        assert "\ud800" <= text[len(kept)] <= "\udbff"
+
+
+def _kept_chars(message: str, text: str) -> int:
+    """How much of ``text`` a logged ``message`` shows (checking what it says of the rest)."""
+    body = message.removeprefix("[WebJob:lines] log ")
+    note = _CUT_NOTE.search(body)
+    kept = body[:note.start()] if note else body
+    assert text.startswith(kept)
+    assert len(kept) + (int(note.group(1)) if note else 0) == len(text), (message, len(text))
+    return len(kept)
+
+
+@given(lengths=st.lists(st.integers(0, 100), max_size=12))
+def test_a_run_logs_at_most_its_share_of_characters(lengths: list[int]) -> None:
+    texts = [chr(ord("a") + i) * n for i, n in enumerate(lengths)]
+    with captured("json") as stream:
+        ServerConsole(8, FIELDS, line_chars=40, run_chars=150).ended(
+            [LogLine("log", text, 0) for text in texts])
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    logged = [r["message"] for r in records if r["level"] == "INFO"]
+    kept = [_kept_chars(message, text) for message, text in zip(logged, texts, strict=False)]
+    assert all(k <= 40 for k in kept) and sum(kept) <= 150
+    left_out = len(texts) - len(logged)
+    notes = [r["message"] for r in records if r["level"] == "WARNING"]
+    if not left_out:
+        assert notes == []
+        return
+    spent = "WEBJOB_LOG_LINES=8" if len(logged) == 8 else "150 characters of console text a run"
+    assert len(logged) == 8 or sum(kept) == 150  # a line is left out only past a cap
+    assert notes == [f"[WebJob:lines] warn {left_out} more console lines not logged ({spent}); "
+                     "history keeps up to 300"]
+
+
+def test_megabytes_of_console_make_a_bounded_log() -> None:
+    huge = "x" * (10 * 1024 * 1024)
+    with captured("text") as stream:
+        ServerConsole(200, FIELDS).ended([LogLine("log", huge, 0)] * 50)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].endswith(f"x\u2026 ({len(huge) - LINE_CHARS} more characters)")
+    assert lines[0].count("x") == LINE_CHARS and len(lines) == RUN_CHARS // LINE_CHARS + 1
+    assert sum(line.count("x") for line in lines[:-1]) == RUN_CHARS
+    assert lines[-1].endswith(f"[WebJob:lines] warn {50 - RUN_CHARS // LINE_CHARS} more console "
+                              f"lines not logged ({RUN_CHARS} characters of console text a run); "
+                              "history keeps up to 300")
 
 
 SECRET_NAMES = st.sampled_from(["token", "api_key", "password", "sig", "session", "Auth"])
