@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hub.store.hubdb import HubDatabase
-from hub.store.migrations import pending_migrations
+from hub.store.migrations import pending_on_pool
 from shared.errors import StoreUnavailable, WebJobsError
 
 __all__ = ["Readiness", "Reason"]
@@ -116,7 +116,7 @@ class Readiness:
 
     def _schema_reasons(self) -> list[Reason]:
         try:
-            pending = pending_migrations(self.hub_db)
+            pending = pending_on_pool(self.hub_db)
         except StoreUnavailable as exc:
             log.info("readiness: %s", exc.message)
             return [Reason("hub-database", "the hub database cannot be reached")]

@@ -99,3 +99,22 @@ def test_a_database_behind_this_code_is_not_ready(tmp_path: Path) -> None:
         db.close()
     assert [r.code for r in reasons] == ["schema-pending"]
     assert "webhub db upgrade" in reasons[0].text
+
+
+def test_an_up_to_date_schema_is_read_on_the_pool(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Probed every second, the schema check opens no connection of its own: the
+    revision is read on one the database's pool already holds."""
+    from hub.store.migrations import runner
+
+    db = open_hub_database(f"sqlite:///{tmp_path / 'hub.db'}")
+    try:
+        upgrade(db)
+
+        def opens_a_connection(_db: HubDatabase) -> None:
+            raise AssertionError("the schema check opened a connection of its own")
+        monkeypatch.setattr(runner, "_connected", opens_a_connection)
+        reasons = asyncio.run(Readiness(Engine(), Store(), Store(), db).reasons())
+    finally:
+        db.close()
+    assert reasons == []

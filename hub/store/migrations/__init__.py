@@ -15,6 +15,7 @@ from hub.store.migrations.runner import (  # noqa: E402
     current_revision,
     head_revision,
     pending_migrations,
+    pending_on_pool,
     upgrade,
 )
 from hub.store.migrations.startup import (  # noqa: E402
@@ -22,5 +23,5 @@ from hub.store.migrations.startup import (  # noqa: E402
     upgrade_local_history,
 )
 
-__all__ = ["current_revision", "head_revision", "pending_migrations", "prepare_at_start",
-           "upgrade", "upgrade_local_history"]
+__all__ = ["current_revision", "head_revision", "pending_migrations", "pending_on_pool",
+           "prepare_at_start", "upgrade", "upgrade_local_history"]

@@ -99,6 +99,18 @@ def pending_migrations(db: HubDatabase) -> list[str]:
     return _pending(db, heads)
 
 
+def pending_on_pool(db: HubDatabase) -> list[str]:
+    """:func:`pending_migrations`, read on one of ``db``'s pooled connections: readiness
+    asks every second, and opening a connection each time would load the database."""
+    try:
+        rows = db.read("SELECT version_num FROM alembic_version")
+    except StoreUnavailable:
+        raise
+    except InternalError:  # no version table yet: the whole way, which knows that case
+        return pending_migrations(db)
+    return _pending(db, tuple(str(row[0]) for row in rows))
+
+
 def _heads(conn: Connection) -> tuple[str, ...]:
     return tuple(MigrationContext.configure(conn).get_current_heads())
 
