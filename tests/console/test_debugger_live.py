@@ -100,6 +100,18 @@ def live_window(qtbot: QtBot, connection: HubConnection,
     qtbot.waitUntil(lambda: window.closed_cleanly, timeout=WAIT_MS)
 
 
+def wait_started(qtbot: QtBot, window: DebuggerWindow) -> None:
+    """Until the live session is attached, or it failed: then the test says why (the
+    window's banner) instead of only that a signal never came."""
+    seen: list[str] = []
+    window.sig_started.connect(lambda _sid: seen.append("started"))
+    window.sig_error.connect(lambda code: seen.append(f"error {code}"))
+    # A session starts in well under a second; the bound is for a machine the rest of
+    # the suite keeps busy (a bundle build beside it takes both cores for a while).
+    qtbot.waitUntil(lambda: bool(seen), timeout=3 * WAIT_MS)
+    assert seen[0] == "started", f"{seen[0]}: {window.banner.text()}"
+
+
 def goto(url: str) -> Job:
     def job(page: Page) -> tuple[int, str]:
         answer = page.goto(url)
@@ -118,8 +130,7 @@ def test_live_session_drives_the_browser(qtbot: QtBot, tab: BrowserThread,
                                          live_window: tuple[DebuggerWindow, list[str]],
                                          qtmodeltester: ModelTester) -> None:
     window, opened = live_window
-    with qtbot.waitSignal(window.sig_started, timeout=WAIT_MS):
-        pass
+    wait_started(qtbot, window)
     assert window.state.phase == Phase.WAITING and "Go" in window.source_view.text()
     window.open_page()
     assert opened == [window.page_url] and "?_debug=dbg_" in window.page_url
