@@ -94,8 +94,7 @@ def build_hub(settings: Settings, telemetry: RunTelemetry = NO_TELEMETRY) -> Hub
     nodes = NodeRegistry(NodeStore(open_hub_database(settings.hub_db)),
                          settings.node, settings.node_timeout_s, settings.node_url)
     nodes.check_name_free()  # a second start of a node's name stops here, clearly
-    runner = JobRunner(settings, store, engine, history, secrets, nodes)
-    runner.telemetry = telemetry
+    runner = JobRunner(settings, store, engine, history, secrets, nodes, telemetry)
     identity = Identity(users, settings.system_token, settings.session_idle_hours * 3600)
     catalog = Catalog(store, runner, engine, files_dir=settings.jobs_dir)
     scheduling = Scheduling(ScheduleStore(open_hub_database(settings.hub_db)), runner, history,
@@ -202,6 +201,14 @@ def create_app(settings: Settings, *, span_exporter: SpanExporter | None = None)
     app.state.hub = hub
     app.state.prometheus, app.state.scrape_access = telemetry.metrics, scrape_access
     app.state.readiness = Readiness(hub.engine, hub.catalog, hub.history, hub.users.db)
+    _add_routes(app, hub, settings)
+    if tracer is not None:
+        instrument(app, tracer)
+    return app
+
+
+def _add_routes(app: FastAPI, hub: Hub, settings: Settings) -> None:
+    """The routers, the run route's short cut and the middleware, in their order."""
     routers = [auth_router, keys_router, history_router, store_router, schedule_router,
                secret_router, debug_router, attach_router, probe_router, telemetry_router,
                router]
@@ -218,9 +225,6 @@ def create_app(settings: Settings, *, span_exporter: SpanExporter | None = None)
                        max_body_bytes=settings.max_body_bytes)
     app.add_middleware(NoSniff)
     app.add_middleware(GiveBackMemory)
-    if tracer is not None:
-        instrument(app, tracer)
-    return app
 
 
 def _peer_url(hub: Hub, keep_s: float = 5.0) -> PeerUrl:

@@ -97,12 +97,13 @@ def checked_answer(result: RunResult) -> RunResult:
 
 
 class JobRunner:
-    telemetry: RunTelemetry = NO_TELEMETRY  # the app's metrics and traces (hub.telemetry)
 
     def __init__(self, settings: Settings, store: JobStore, engine: Engine,
                  history: History | None = None, secrets: SecretValues | None = None,
-                 nodes: NodeRegistry | None = None) -> None:
+                 nodes: NodeRegistry | None = None,
+                 telemetry: RunTelemetry = NO_TELEMETRY) -> None:
         self.settings = settings
+        self.telemetry = telemetry  # the app's metrics and traces (hub.telemetry)
         self.secrets = secrets
         self.store = store
         self.engine = engine
