@@ -11,7 +11,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -19,8 +19,10 @@ from console_app.client.errors import HubUnreachable, NotAHub
 from console_app.client.gui_guard import check_not_gui_thread
 from shared.errors import WebJobsError, error_from_wire
 from shared.ndjson import StreamEvent, read_stream
+from shared.wire import ShapeError, decode
 
 API = "/api/webjobs"
+T = TypeVar("T")
 
 
 class CancelToken:
@@ -113,6 +115,16 @@ class HubConnection:
             return response.json()
         except ValueError:
             raise NotAHub(f"{path} did not answer JSON") from None
+
+    def typed(self, shape: type[T], method: str, path: str, **kw: Any) -> T:
+        """A management call whose answer is read as ``shape`` (a ``shared.wire``
+        dataclass); an answer of another shape is a hub this console does not know."""
+        answer = self.call(method, path, **kw)
+        try:
+            return decode(shape, answer)
+        except ShapeError as err:
+            raise NotAHub(f"{method} {path} answered in a shape this console does not "
+                          f"know ({err})") from None
 
     def get(self, path: str, **params: Any) -> Any:
         clean = {k: v for k, v in params.items() if v is not None}

@@ -14,7 +14,9 @@ from typing import Any
 from urllib.parse import quote
 
 from console_app.client.connection import API, HubConnection
+from shared import wire
 from shared.header import SECRET_NAME_RE, SECRET_VALUE_MAX, SECRET_VALUE_MIN
+from shared.wire import secrets as wire_secrets
 
 __all__ = [
     "MAX_VALUE", "MIN_VALUE", "SecretChange", "SecretInfo", "delete_secret", "list_secrets",
@@ -60,12 +62,9 @@ class SecretInfo:
         return self.is_set and not self.declared_by
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SecretInfo:
-        by = data.get("updatedBy")
-        return cls(name=str(data["name"]), is_set=bool(data.get("set", True)),
-                   declared_by=tuple(str(j) for j in data.get("declaredBy") or ()),
-                   updated_at=_epoch(data.get("updatedAt")),
-                   updated_by=None if by is None else str(by))
+    def from_wire(cls, info: wire_secrets.SecretInfo) -> SecretInfo:
+        return cls(name=info.name, is_set=info.set, declared_by=info.declaredBy,
+                   updated_at=_epoch(info.updatedAt), updated_by=info.updatedBy)
 
 
 def name_problem(name: str) -> str | None:
@@ -92,8 +91,8 @@ def _path(name: str) -> str:
 
 def list_secrets(conn: HubConnection) -> list[SecretInfo]:
     """Every stored secret and every declared-but-unset one, sorted by name."""
-    answer = conn.get(f"{API}/secrets")
-    return [SecretInfo.from_json(s) for s in answer.get("secrets") or ()]
+    answer = conn.typed(wire_secrets.SecretList, "GET", f"{API}/secrets")
+    return [SecretInfo.from_wire(s) for s in answer.secrets]
 
 
 @dataclass(frozen=True)
@@ -107,17 +106,16 @@ class SecretChange:
 
 def secret_changes(conn: HubConnection, name: str) -> list[SecretChange]:
     """The last changes to ``name``, newest first (kept after a delete)."""
-    answer = conn.get(_path(name) + "/changes")
-    return [SecretChange(str(c.get("action", "")), _epoch(c.get("at")),
-                         None if c.get("by") is None else str(c["by"]))
-            for c in answer.get("changes") or () if isinstance(c, dict)]
+    answer = conn.typed(wire_secrets.SecretChanges, "GET", _path(name) + "/changes")
+    return [SecretChange(c.action, _epoch(c.at), c.by) for c in answer.changes]
 
 
 def set_secret(conn: HubConnection, name: str, value: str) -> bool:
     """Set or replace ``name``; True when it was new. Nothing of the value comes back."""
-    return bool(conn.put(_path(name), json={"value": value}).get("created"))
+    body = wire.encode(wire_secrets.SecretValue(value))
+    return conn.typed(wire_secrets.SecretSet, "PUT", _path(name), json=body).created
 
 
 def delete_secret(conn: HubConnection, name: str) -> None:
     """Remove ``name``; a name that is not set raises NotFound."""
-    conn.delete(_path(name))
+    conn.typed(wire_secrets.SecretDeleted, "DELETE", _path(name))

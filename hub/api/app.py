@@ -38,6 +38,7 @@ from hub.api.security_headers import NoSniff
 from hub.api.store_routes import router as store_router
 from hub.api.telemetry_routes import instrument
 from hub.api.telemetry_routes import router as telemetry_router
+from hub.api.typed import install_wire_schemas
 from hub.auth import Identity
 from hub.cluster.nodes import NodeRegistry, NodeStore
 from hub.engine.engine import Engine, EngineConfig, new_ref
@@ -202,6 +203,7 @@ def create_app(settings: Settings, *, span_exporter: SpanExporter | None = None)
     app.state.prometheus, app.state.scrape_access = telemetry.metrics, scrape_access
     app.state.readiness = Readiness(hub.engine, hub.catalog, hub.history, hub.users.db)
     _add_routes(app, hub, settings)
+    install_wire_schemas(app)
     if tracer is not None:
         instrument(app, tracer)
     return app

@@ -6,7 +6,9 @@ import asyncio
 from dataclasses import dataclass
 from functools import lru_cache
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
+from typing import Annotated
 
+from fastapi import Depends
 from starlette.requests import Request
 
 from hub.abuse import client_address
@@ -133,3 +135,43 @@ async def owner_of(request: Request) -> Caller:
     caller = await caller_of(request)
     check_owner(caller)
     return caller
+
+
+# What a route declares it needs, as typed parameters (``catalog: CatalogDep``): FastAPI
+# hands each one over, so a route names its services instead of digging in ``Hub``.
+def _settings(request: Request) -> Settings:
+    return hub_of(request).settings
+
+
+def _catalog(request: Request) -> Catalog:
+    return hub_of(request).catalog
+
+
+def _runner(request: Request) -> JobRunner:
+    return hub_of(request).runner
+
+
+def _history(request: Request) -> History:
+    return hub_of(request).history
+
+
+def _scheduling(request: Request) -> Scheduling:
+    return hub_of(request).scheduling
+
+
+def _debug_sessions(request: Request) -> DebugSessions:
+    return hub_of(request).debug_sessions
+
+
+def _secrets(request: Request) -> SecretsService:
+    return hub_of(request).secrets
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+CatalogDep = Annotated[Catalog, Depends(_catalog)]
+RunnerDep = Annotated[JobRunner, Depends(_runner)]
+HistoryDep = Annotated[History, Depends(_history)]
+SchedulingDep = Annotated[Scheduling, Depends(_scheduling)]
+DebugSessionsDep = Annotated[DebugSessions, Depends(_debug_sessions)]
+SecretsDep = Annotated[SecretsService, Depends(_secrets)]
+OwnerDep = Annotated[Caller, Depends(owner_of)]  # the owner calling (checked first)

@@ -5,42 +5,38 @@ whose GET would otherwise take ``/secrets`` for a job run."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from fastapi import APIRouter
 from starlette.requests import Request
 
-from hub.api.deps import hub_of, owner_of
-from hub.api.inbound import read_json_object
+from hub.api.deps import OwnerDep, SecretsDep
+from hub.api.typed import TypedBody
 from hub.secrets.service import MAX_VALUE, check_secret_name
+from shared.wire.secrets import SecretChanges, SecretDeleted, SecretList, SecretSet, SecretValue
 
 router = APIRouter(prefix="/api/webjobs")
 SMALL_BODY = 4 * MAX_VALUE + 1024  # a value of MAX_VALUE characters, JSON-escaped
+VALUE_BODY = TypedBody(SecretValue, SMALL_BODY, exact=("value",))
 
 
-@router.get("/secrets")
-async def list_secrets(request: Request) -> dict[str, Any]:
-    await owner_of(request)
-    return {"secrets": await asyncio.to_thread(hub_of(request).secrets.listing)}
+@router.get("/secrets", response_model=SecretList)
+async def list_secrets(_owner: OwnerDep, secrets: SecretsDep) -> object:
+    return {"secrets": await asyncio.to_thread(secrets.listing)}
 
 
-@router.get("/secrets/{name}/changes")
-async def secret_changes(name: str, request: Request) -> dict[str, Any]:
-    await owner_of(request)
-    return await asyncio.to_thread(hub_of(request).secrets.changes, name)
+@router.get("/secrets/{name}/changes", response_model=SecretChanges)
+async def secret_changes(name: str, _owner: OwnerDep, secrets: SecretsDep) -> object:
+    return await asyncio.to_thread(secrets.changes, name)
 
 
-@router.put("/secrets/{name}")
-async def set_secret(name: str, request: Request) -> dict[str, Any]:
-    caller = await owner_of(request)
+@router.put("/secrets/{name}", response_model=SecretSet, openapi_extra=VALUE_BODY.doc)
+async def set_secret(name: str, request: Request, caller: OwnerDep,
+                     secrets: SecretsDep) -> object:
     check_secret_name(name)  # a bad name is refused before its body is read
-    data = await read_json_object(request, SMALL_BODY, exact=("value",))
-    return await asyncio.to_thread(hub_of(request).secrets.set, name, data.get("value"),
-                                   caller.name or caller.kind)
+    body = await VALUE_BODY.read(request)
+    return await asyncio.to_thread(secrets.set, name, body.value, caller.name or caller.kind)
 
 
-@router.delete("/secrets/{name}")
-async def delete_secret(name: str, request: Request) -> dict[str, Any]:
-    caller = await owner_of(request)
-    return await asyncio.to_thread(hub_of(request).secrets.delete, name,
-                                   caller.name or caller.kind)
+@router.delete("/secrets/{name}", response_model=SecretDeleted)
+async def delete_secret(name: str, caller: OwnerDep, secrets: SecretsDep) -> object:
+    return await asyncio.to_thread(secrets.delete, name, caller.name or caller.kind)

@@ -24,6 +24,8 @@ from console_app.models.secrets import (
     badge_of,
     summary,
 )
+from shared.wire import decode
+from shared.wire import secrets as wire_secrets
 
 NOW = 1_800_000_000.0
 ISO = dt.datetime.fromtimestamp(NOW - 180, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -37,7 +39,7 @@ WIRE = [
 
 
 def items() -> list[SecretInfo]:
-    return [SecretInfo.from_json(w) for w in WIRE]
+    return [SecretInfo.from_wire(decode(wire_secrets.SecretInfo, w, strict=True)) for w in WIRE]
 
 
 def test_wire_to_info_and_badges() -> None:
@@ -47,7 +49,8 @@ def test_wire_to_info_and_badges() -> None:
     assert crm.missing and not crm.is_set and crm.updated_at is None
     assert badge_of(crm) == "missing"
     assert old.unused and badge_of(old) == "unused"
-    assert SecretInfo.from_json({"name": "x", "updatedAt": "not a time"}).updated_at is None
+    odd = wire_secrets.SecretInfo("x", True, (), "not a time", None)
+    assert SecretInfo.from_wire(odd).updated_at is None
     assert summary(items()) == "2 secrets set · 1 missing"
     assert summary(items()[:1]) == "1 secret set"
 
