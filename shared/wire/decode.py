@@ -114,7 +114,7 @@ def _read_union(hint: Any, value: Any, path: str, strict: bool) -> Any:
 
 def _read_sequence(hint: Any, origin: type, value: Any, path: str, strict: bool) -> Any:
     _expect(isinstance(value, list), value, path, "an array")
-    item = get_args(hint)[0] if get_args(hint) else Any
+    item = get_args(hint)[0]  # tuple[X, ...] and list[X]: the item's hint comes first
     items = [_read(item, v, f"{path}[{i}]", strict) for i, v in enumerate(value)]
     return tuple(items) if origin is tuple else items
 
