@@ -16,19 +16,27 @@ QT_X11_PACKAGES := libxcb1 libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image
 
 MODULES := hub/engine/js/modules
 MODULES_STAMP := $(MODULES)/node_modules/.installed
+DOCS_UI := hub/api/docs_ui
+DOCS_UI_STAMP := $(DOCS_UI)/node_modules/.installed
 JSLINT := tools/jslint
 JSLINT_STAMP := $(JSLINT)/node_modules/.installed
 # The sandbox scripts `make lint` runs eslint over (rules: $(JSLINT)/eslint.config.js):
 # every one of them (the approved modules under js/modules are not ours).
 ESLINT_FILES := $(wildcard hub/engine/js/*.js hub/engine/js/web/*.js)
 
-setup: $(STAMP) $(MODULES_STAMP) $(JSLINT_STAMP)
+setup: $(STAMP) $(MODULES_STAMP) $(DOCS_UI_STAMP) $(JSLINT_STAMP)
 
 # The npm modules jobs may require(), pinned by the lockfile.
 $(MODULES_STAMP): $(MODULES)/package.json $(MODULES)/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
 	npm ci --prefix $(MODULES) --no-audit --no-fund --silent
 	touch $(MODULES_STAMP)
+
+# Swagger UI's files, which the hub serves at /docs, pinned by their lockfile.
+$(DOCS_UI_STAMP): $(DOCS_UI)/package.json $(DOCS_UI)/package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	npm ci --prefix $(DOCS_UI) --no-audit --no-fund --silent
+	touch $(DOCS_UI_STAMP)
 
 # eslint, dev tooling only (never loaded by the hub), pinned by its own lockfile.
 $(JSLINT_STAMP): $(JSLINT)/package.json $(JSLINT)/package-lock.json

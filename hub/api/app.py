@@ -23,6 +23,7 @@ from hub.api.answers import error_response, refusal
 from hub.api.attach import router as attach_router
 from hub.api.auth_routes import router as auth_router
 from hub.api.debug_routes import router as debug_router
+from hub.api.docs_page import router as docs_router
 from hub.api.deps import Hub
 from hub.api.forwarding import ForwardToSessionNode, PeerUrl
 from hub.api.history_routes import router as history_router
@@ -213,7 +214,7 @@ def _add_routes(app: FastAPI, hub: Hub, settings: Settings) -> None:
     """The routers, the run route's short cut and the middleware, in their order."""
     routers = [auth_router, keys_router, history_router, store_router, schedule_router,
                secret_router, debug_router, attach_router, probe_router, telemetry_router,
-               router]
+               docs_router, router]
     # Runs are matched first; a name some other route spells out goes the long way.
     runs = run_router(literal_segments(r for rt in routers for r in rt.routes))
     app.include_router(runs)
