@@ -23,8 +23,8 @@ from hub.api.answers import error_response, refusal
 from hub.api.attach import router as attach_router
 from hub.api.auth_routes import router as auth_router
 from hub.api.debug_routes import router as debug_router
-from hub.api.docs_page import router as docs_router
 from hub.api.deps import Hub
+from hub.api.docs_page import router as docs_router
 from hub.api.forwarding import ForwardToSessionNode, PeerUrl
 from hub.api.history_routes import router as history_router
 from hub.api.inbound import ClientGone
