@@ -1,10 +1,12 @@
 """The job catalogue: listing, reading, saving and deleting jobs, their versions, and
-moving the jobs folder into the hub database."""
+moving the jobs folder into the hub database. Async at its boundary: what reads or
+writes a store runs in a thread, so the routes never do."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +14,14 @@ from hub.engine.engine import Engine
 from hub.engine.strictness import StrictFinding, strict_findings
 from hub.services.runs import JobRunner
 from hub.store.base import RESERVED_NAMES, JobStore, JobVersion, StoredJob, check_job_name
-from hub.store.dbjobs import DbJobStore
-from hub.store.files import FileJobStore
-from hub.store.importer import import_files
-from shared.errors import BadRequest, Conflict, JobChanged, JobDoesNotParse, NotFound
+from shared.errors import (
+    BadJobName,
+    BadRequest,
+    Conflict,
+    JobChanged,
+    JobDoesNotParse,
+    NotFound,
+)
 from shared.header import JobHeader, parse_header, resolve_limits
 
 log = logging.getLogger("webhub.catalog")
@@ -29,18 +35,35 @@ class Catalog:
         self.runner = runner
         self.engine = engine
         self.files_dir = files_dir  # the jobs folder, for an import into the database
+        # Names no job is saved under: the console's list until the app's routes are
+        # known (``reserve``), then also every first segment a route spells out.
+        self.reserved: frozenset[str] = RESERVED_NAMES
+
+    @property
+    def store_kind(self) -> str:
+        """Where the jobs are kept: ``files`` or ``db``."""
+        return self.store.kind
+
+    def reserve(self, names: Iterable[str]) -> None:
+        """The first path segments the hub's routes take under /api/webjobs: a job of
+        such a name could never be run, so none is saved under one."""
+        self.reserved = RESERVED_NAMES | {name.lower() for name in names}
+
+    def _check_new_name(self, name: str) -> None:
+        check_job_name(name, for_save=True)
+        if name.lower() in self.reserved:
+            raise BadJobName(f"'{name}' is reserved for the hub's own routes; pick another name")
 
     async def start(self) -> None:
-        """At hub start: on the hub database through psycopg, listen for other nodes'
-        changes, so runs use this node's copies of jobs without asking the database
-        (see hub.store.dbjobs); nothing to start for files or other databases."""
-        if isinstance(self.store, DbJobStore) and self.store.start_listening():
+        """At hub start: where the store can be told of other nodes' changes (the hub
+        database through psycopg), listen, so runs use this node's copies of jobs
+        without asking the database (see hub.store.dbjobs)."""
+        if self.store.start_listening():
             log.info("jobs: this node listens for changes to them (PostgreSQL NOTIFY)")
 
     async def close(self) -> None:
         """At hub stop, before the database is closed: stop listening."""
-        if isinstance(self.store, DbJobStore):
-            await asyncio.to_thread(self.store.close)
+        await asyncio.to_thread(self.store.close)
 
     def summary(self, stored: StoredJob) -> dict[str, Any]:
         """The job as ``/available`` and a save list it. Blocks for the strict-mode
@@ -60,8 +83,8 @@ class Catalog:
             "secrets": list(header.secrets),
             "limits": resolved.limits.as_job_view(),
             "extended": resolved.extended,
-            "warnings": (header.warnings + list(resolved.notes) + _name_warnings(stored.name)
-                         + strict),
+            "warnings": (header.warnings + list(resolved.notes)
+                         + _name_warnings(stored.name, self.reserved) + strict),
             "store": self.store.kind,
             "modified": stored.modified,
             # What an editor sends back as ``baseVersion`` (null: the store cannot tell).
@@ -72,16 +95,19 @@ class Catalog:
         """StoreUnavailable when the job store cannot be reached now (in a thread)."""
         self.store.reachable()
 
-    def available(self) -> list[dict[str, Any]]:
-        return [self.summary(job) for job in self.store.list_jobs()]
+    async def available(self) -> list[dict[str, Any]]:
+        """Every job, as ``summary`` gives it (in a thread: the store, and strict mode's
+        check of code not seen before)."""
+        return await asyncio.to_thread(
+            lambda: [self.summary(job) for job in self.store.list_jobs()])
 
     async def _summary(self, stored: StoredJob) -> dict[str, Any]:
         return await asyncio.to_thread(self.summary, stored)
 
-    def current(self, name: str) -> StoredJob:
+    async def current(self, name: str) -> StoredJob:
         """The job as it is now (its code and version)."""
         check_job_name(name)
-        stored = self.store.get(name)
+        stored = await asyncio.to_thread(self.store.get, name)
         if stored is None:
             raise NotFound(f"There is no job named '{name}'")
         return stored
@@ -127,7 +153,7 @@ class Catalog:
         """Save a new version. ``base_version`` is the version the editor opened: when
         the job is at another one now, JobChanged and nothing is saved (0: a new job,
         so JobChanged if one of that name exists; None: save over whatever is there)."""
-        check_job_name(name, for_save=True)
+        self._check_new_name(name)
         if not isinstance(code, str) or not code.strip():
             raise BadRequest("'code' must be the job's source text")
         if len(code.encode("utf-8")) > MAX_CODE_BYTES:
@@ -146,10 +172,10 @@ class Catalog:
 
     # -- versions -------------------------------------------------------------------
 
-    def versions(self, name: str) -> list[dict[str, Any]]:
+    async def versions(self, name: str) -> list[dict[str, Any]]:
         """Newest first. A deleted job still lists the versions it can be restored from."""
         check_job_name(name)
-        found = self.store.versions(name)
+        found = await asyncio.to_thread(self.store.versions, name)
         if not found:
             raise NotFound(f"There is no job named '{name}'")
         return [_version_view(v) for v in found]
@@ -163,8 +189,11 @@ class Catalog:
             raise NotFound(f"Job '{name}' has no version {version}")
         return stored
 
-    def version(self, name: str, version: int) -> dict[str, Any]:
+    async def version(self, name: str, version: int) -> dict[str, Any]:
         """One version's details and code."""
+        return await asyncio.to_thread(self._version, name, version)
+
+    def _version(self, name: str, version: int) -> dict[str, Any]:
         stored = self._stored_version(name, version)
         listed = [v for v in self.store.versions(name) if v.version == version]
         info = listed[0] if listed else JobVersion(
@@ -175,7 +204,7 @@ class Catalog:
     async def restore(self, name: str, version: int, by: str | None = None) -> dict[str, Any]:
         """Version ``version``'s code saved again as the newest version (a deleted job
         comes back). Checked like any save: history may hold code this hub refuses."""
-        check_job_name(name, for_save=True)
+        self._check_new_name(name)
         old = await asyncio.to_thread(self._stored_version, name, version)
         await self.check(old.code)
         stored = await asyncio.to_thread(self.store.restore, name, version, by)
@@ -185,10 +214,11 @@ class Catalog:
 
     # -- deleted jobs -------------------------------------------------------------------
 
-    def deleted(self) -> list[dict[str, Any]]:
+    async def deleted(self) -> list[dict[str, Any]]:
         """Jobs deleted whose versions are kept (no job of that name now), newest
         deletion first; those deleted before deletions were recorded last, by name."""
-        found = sorted(self.store.deleted(), key=lambda d: (-(d.deleted_at or 0), d.name))
+        found = sorted(await asyncio.to_thread(self.store.deleted),
+                       key=lambda d: (-(d.deleted_at or 0), d.name))
         return [{"name": d.name, "deletedAt": d.deleted_at, "deletedBy": d.deleted_by,
                  "lastVersion": d.last_version} for d in found]
 
@@ -196,7 +226,7 @@ class Catalog:
         """A deleted job back: its last saved version's code saved as its newest version
         (so the history says who brought it back). Conflict if a job of that name
         exists; checked like any save."""
-        check_job_name(name, for_save=True)
+        self._check_new_name(name)
         if await asyncio.to_thread(self.store.get, name) is not None:
             raise Conflict(f"A job named '{name}' exists; only a deleted job can be restored")
         found = await asyncio.to_thread(self.store.versions, name)
@@ -215,23 +245,17 @@ class Catalog:
 
     # -- the store --------------------------------------------------------------------
 
-    def store_info(self) -> dict[str, Any]:
-        db = self.store.db if isinstance(self.store, DbJobStore) else None
-        return {"store": self.store.kind, "database": db.kind if db else None,
-                "jobs": len(self.store.list_jobs())}
+    async def store_info(self) -> dict[str, Any]:
+        def info() -> dict[str, Any]:
+            return {"store": self.store.kind, "database": self.store.database_kind(),
+                    "jobs": len(self.store.list_jobs())}
+        return await asyncio.to_thread(info)
 
     async def import_files(self, overwrite: bool, by: str | None) -> dict[str, list[str]]:
         """Copy the jobs folder into the database store (see hub.store.importer)."""
-        target = self.store
-        if not isinstance(target, DbJobStore):
-            raise BadRequest("This node keeps its jobs in files already; set WEBJOB_STORE=db "
-                             "to import them into the hub database")
         folder = self.files_dir
-        if folder is None or not folder.is_dir():
-            raise BadRequest(f"There is no jobs folder to import from ({folder or 'not set'}; "
-                             "see WEBJOB_JOBS_DIR)")
         # Many saves to a database: off the event loop.
-        report = await asyncio.to_thread(import_files, FileJobStore(folder), target,
+        report = await asyncio.to_thread(self.store.import_folder, folder,
                                          overwrite=overwrite, by=by)
         log.info("jobs folder %s imported by %s: %d copied, %d replaced, %d skipped", folder,
                  by or "unknown", len(report["copied"]), len(report["replaced"]),
@@ -252,10 +276,10 @@ def _strict(header: JobHeader, code: str) -> tuple[StrictFinding, ...]:
     return () if header.isolation == "fresh" else strict_findings(code)
 
 
-def _name_warnings(name: str) -> list[str]:
+def _name_warnings(name: str, reserved: frozenset[str]) -> list[str]:
     """A job stored under a name a hub route took later (from before the route, or
     put in the folder by hand) is shadowed there: say so rather than leave it silent."""
-    if name not in RESERVED_NAMES:
+    if name not in reserved:
         return []
     return [f"'{name}' is also the hub's route /api/webjobs/{name}: requests there may reach "
             "the route instead of this job; save it under another name"]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from shared.errors import BadJobName, JobChanged
@@ -92,4 +93,23 @@ class JobStore(Protocol):
     def reachable(self) -> None:
         """One cheap look at where the jobs are kept (for the readiness probe);
         StoreUnavailable when it cannot be reached."""
+        ...
+    def database_kind(self) -> str | None:
+        """The kind of database the jobs are kept on (sqlite, postgresql, ...); None
+        for a folder."""
+        ...
+    def start_listening(self) -> bool:
+        """At hub start: listen for other nodes' changes where the store can be told
+        of them; False when it cannot (nothing started)."""
+        ...
+    def close(self) -> None:
+        """At hub stop: stop listening (the store's database is its opener's)."""
+        ...
+    def report_non_jobs(self) -> list[str]:
+        """What is kept beside the jobs but is no job the hub can route to, logged once."""
+        ...
+    def import_folder(self, folder: Path | None, *, overwrite: bool,
+                      by: str | None) -> dict[str, list[str]]:
+        """Copy the jobs folder ``folder`` in (see hub.store.importer); BadRequest
+        where the store is that folder's kind already or there is no folder."""
         ...

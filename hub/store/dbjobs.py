@@ -49,14 +49,15 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from hub.store.base import JOB_NAME_RE, DeletedJob, JobVersion, StoredJob, check_base_version
 from hub.store.dialects import Dialect
-from hub.store.files import code_digest
+from hub.store.files import FileJobStore, code_digest
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx, seconds_of
 from hub.store.jobcache import JobCache, Outage, Stamp
-from shared.errors import JobChanged, NotFound, StoreUnavailable, WebJobsError
+from shared.errors import BadRequest, JobChanged, NotFound, StoreUnavailable, WebJobsError
 
 if TYPE_CHECKING:
     from hub.store.notify import Listener
@@ -327,6 +328,18 @@ class DbJobStore:
 
     def reachable(self) -> None:
         self.db.read("SELECT 1")
+
+    def database_kind(self) -> str | None:
+        return self.db.kind
+
+    def import_folder(self, folder: Path | None, *, overwrite: bool,
+                      by: str | None) -> dict[str, list[str]]:
+        if folder is None or not folder.is_dir():
+            raise BadRequest(f"There is no jobs folder to import from ({folder or 'not set'}; "
+                             "see WEBJOB_JOBS_DIR)")
+        from hub.store.importer import import_files  # it imports this module
+
+        return import_files(FileJobStore(folder), self, overwrite=overwrite, by=by)
 
     def close(self) -> None:
         """Stop listening (copies are checked before each use again). The database

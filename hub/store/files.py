@@ -47,7 +47,7 @@ from hub.store.base import (
     check_base_version,
     check_job_name,
 )
-from shared.errors import InternalError, NotFound, StoreUnavailable
+from shared.errors import BadRequest, InternalError, NotFound, StoreUnavailable
 
 log = logging.getLogger("webhub.store")
 SUFFIX = ".job.js"
@@ -334,6 +334,20 @@ class FileJobStore:
             if entries:
                 found.append(_deleted_job(name, entries[-1].version, raw.get("deleted")))
         return found
+
+    def database_kind(self) -> str | None:
+        return None
+
+    def start_listening(self) -> bool:
+        return False  # another node's save is seen by reading the folder
+
+    def close(self) -> None:
+        return None
+
+    def import_folder(self, folder: Path | None, *, overwrite: bool,
+                      by: str | None) -> dict[str, list[str]]:
+        raise BadRequest("This node keeps its jobs in files already; set WEBJOB_STORE=db "
+                         "to import them into the hub database")
 
     def report_non_jobs(self) -> list[str]:
         """Plain ``.js`` files in the folder are not jobs: say so once, at start-up."""

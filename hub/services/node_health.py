@@ -1,0 +1,31 @@
+"""This node's workers as the management routes see them: ``/health``'s answer and
+which jobs run here now."""
+
+from __future__ import annotations
+
+from hub.engine.engine import Engine
+from shared.wire.health import Health
+
+__all__ = ["NO_WORKER", "NodeHealth"]
+
+NO_WORKER = "no worker can be had: every slot is busy or no worker is running"
+
+
+class NodeHealth:
+    def __init__(self, engine: Engine, node: str) -> None:
+        self.engine = engine
+        self.node = node
+
+    async def health(self, wait_s: float) -> Health:
+        """``ok``: a worker can be had within ``wait_s`` (false while every one is dead
+        or starting, or every slot is taken with runs already queued)."""
+        ready = await self.engine.ready(wait_s)
+        counts = self.engine.metrics()
+        return Health(ok=ready, node=self.node, workersRunning=counts["workersRunning"],
+                      workersQueued=counts["workersQueued"], workersMax=counts["workersMax"],
+                      workers=counts["workers"], idle=counts["idle"],
+                      starting=counts["starting"], problem=None if ready else NO_WORKER)
+
+    def running_here(self) -> set[str]:
+        """The names of the jobs this node runs now."""
+        return {run.job_name for run in self.engine.running()}
