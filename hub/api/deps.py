@@ -15,14 +15,16 @@ from hub.abuse import client_address
 from hub.auth import Caller, Identity, check_owner, check_same_origin, run_caller
 from hub.cluster.nodes import NodeRegistry
 from hub.engine.engine import Engine
-from hub.limiting import Limits, RequestLimit, SignInGuard
-from hub.secrets.service import SecretsService
+from hub.limiting import Limits, RequestLimit
 from hub.services.catalog import Catalog
 from hub.services.debugging import DebugSessions
 from hub.services.history import History
+from hub.services.identity import IdentityService
+from hub.services.keys import KeyService
 from hub.services.outside import HubBridge
 from hub.services.runs import JobRunner
 from hub.services.scheduling import Scheduling
+from hub.services.secrets import SecretsService
 from hub.settings import Settings
 from hub.store.identity import IdentityStore
 
@@ -36,14 +38,14 @@ class Hub:
     users: IdentityStore
     identity: Identity
     public_limiter: RequestLimit
-    sign_in: SignInGuard
-    sign_in_rate: RequestLimit
+    sign_ins: IdentityService  # sign-in, sessions, users' tokens: what auth_routes asks
     trusted: list[IPv4Network | IPv6Network]
     outside: HubBridge
     history: History
     scheduling: Scheduling
     debug_sessions: DebugSessions
     secrets: SecretsService
+    keys: KeyService
     nodes: NodeRegistry | None = None  # this node's heartbeat and the cluster's other nodes
     limits: Limits | None = None  # what public_limiter and sign_in count in (closed at stop)
 
@@ -174,4 +176,16 @@ HistoryDep = Annotated[History, Depends(_history)]
 SchedulingDep = Annotated[Scheduling, Depends(_scheduling)]
 DebugSessionsDep = Annotated[DebugSessions, Depends(_debug_sessions)]
 SecretsDep = Annotated[SecretsService, Depends(_secrets)]
+
+
+def _sign_ins(request: Request) -> IdentityService:
+    return hub_of(request).sign_ins
+
+
+def _keys(request: Request) -> KeyService:
+    return hub_of(request).keys
+
+
+IdentityDep = Annotated[IdentityService, Depends(_sign_ins)]
+KeysDep = Annotated[KeyService, Depends(_keys)]
 OwnerDep = Annotated[Caller, Depends(owner_of)]  # the owner calling (checked first)
