@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import getpass
 import os
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 from shared.errors import NotFound, WebJobsError
 
 if TYPE_CHECKING:
-    from hub.secrets.service import SecretsService
+    from hub.services.secrets import SecretsService
     from hub.settings import Settings
     from hub.store.hubdb import HubDatabase
     from hub.store.identity import IdentityStore
@@ -82,7 +83,7 @@ def _users() -> Iterator[IdentityStore]:
 def _secrets(with_jobs: bool = False) -> Iterator[SecretsService]:
     """The secrets on the hub database, sealed with this hub's WEBHUB_SECRET;
     ``with_jobs``: the job store too (to list which jobs declare which secret)."""
-    from hub.secrets.service import secrets_service
+    from hub.services.secrets import secrets_service
     from hub.settings import load_settings
     from hub.store.opening import open_job_store
 
@@ -108,28 +109,28 @@ def _cli_user() -> str:
 
 
 def _secret_set(args: argparse.Namespace) -> int:
-    from hub.secrets.service import check_secret_name
+    from hub.services.secrets import check_secret_name
 
     check_secret_name(args.name)  # before asking for a value
     value = _read_password("Secret value: ")
     with _secrets() as secrets:
-        done = secrets.set(args.name, value, _cli_user())
-    print(f"{'created' if done['created'] else 'replaced'} {args.name}")
+        done = asyncio.run(secrets.set(args.name, value, _cli_user()))
+    print(f"{'created' if done.created else 'replaced'} {args.name}")
     return 0
 
 
 def _secret_list(args: argparse.Namespace) -> int:
     with _secrets(with_jobs=True) as secrets:
-        for item in secrets.listing():
-            state = item["updatedAt"] or "not set"
-            print(f"{item['name']}\t{state}\t{item['updatedBy'] or '-'}\t"
-                  f"{','.join(item['declaredBy']) or '-'}")
+        for item in asyncio.run(secrets.listing()).secrets:
+            state = item.updatedAt or "not set"
+            print(f"{item.name}\t{state}\t{item.updatedBy or '-'}\t"
+                  f"{','.join(item.declaredBy) or '-'}")
     return 0
 
 
 def _secret_delete(args: argparse.Namespace) -> int:
     with _secrets() as secrets:
-        secrets.delete(args.name, _cli_user())
+        asyncio.run(secrets.delete(args.name, _cli_user()))
     return 0
 
 

@@ -51,14 +51,16 @@ from hub.outside.netpolicy import NetPolicy
 from hub.outside.own_servers import own_server_entries, own_server_hosts
 from hub.schedule.store import ScheduleStore
 from hub.secrets.logmask import install_log_mask
-from hub.secrets.service import secrets_service
 from hub.services.catalog import Catalog
 from hub.services.debugging import DebugSessions
 from hub.services.history import History, open_history
+from hub.services.identity import IdentityService
+from hub.services.keys import KeyService
 from hub.services.outside import HubBridge
 from hub.services.readiness import Readiness
 from hub.services.runs import JobRunner
 from hub.services.scheduling import RegistryLiveness, Scheduling
+from hub.services.secrets import secrets_service
 from hub.settings import Settings
 from hub.store.files import FileJobStore
 from hub.store.hubdb import open_hub_database
@@ -107,10 +109,11 @@ def build_hub(settings: Settings, telemetry: RunTelemetry = NO_TELEMETRY) -> Hub
                                             lambda: not history.recorder.store_down))
     return Hub(settings, engine, runner, catalog, users, identity,
                telemetry.request_limit(limits.public, "public"),
-               telemetry.sign_in_guard(limits.sign_in),
-               telemetry.request_limit(limits.sign_in_rate, "sign_in_rate"),
+               IdentityService(users, identity, telemetry.sign_in_guard(limits.sign_in),
+                               telemetry.request_limit(limits.sign_in_rate, "sign_in_rate")),
                parse_trusted_proxies(settings.trusted_proxies), outside, history, scheduling,
-               DebugSessions(node=settings.node), secrets, nodes, limits)
+               DebugSessions(node=settings.node), secrets, KeyService(users, runner), nodes,
+               limits)
 
 
 async def _prune_now_and_then(history: History) -> None:

@@ -8,6 +8,7 @@ and history, so a very short value would mask ordinary words too.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,14 @@ from hub.store.base import JobStore
 from hub.store.hubdb import iso_of
 from shared.errors import BadRequest, NotFound
 from shared.header import SECRET_NAME_RE, SECRET_VALUE_MAX, SECRET_VALUE_MIN, parse_header
+from shared.wire.secrets import (
+    SecretChange,
+    SecretChanges,
+    SecretDeleted,
+    SecretInfo,
+    SecretList,
+    SecretSet,
+)
 
 if TYPE_CHECKING:
     from hub.settings import Settings
@@ -49,6 +58,13 @@ def check_secret_value(value: Any) -> str:
     return value
 
 
+def _whole_seconds(at: float) -> str:
+    """``at`` as ISO 8601 UTC text, in whole seconds (as the Secrets page shows it)."""
+    text = iso_of(int(at))
+    assert text is not None  # iso_of gives None for None only
+    return text
+
+
 def secrets_service(settings: Settings, store: JobStore | None) -> SecretsService:
     """Secrets on the hub database, sealed with a key derived from WEBHUB_SECRET
     (``store``: the jobs whose headers declare secrets; None when not listing)."""
@@ -78,37 +94,53 @@ class SecretsService:
                 found.setdefault(name, []).append(job.name)
         return found
 
-    def listing(self) -> list[dict[str, Any]]:
+    # What the owner API and the CLI ask: async, the hub database is read in a thread
+    # (a server database may be slow, and the event loop serves everyone meanwhile).
+    async def listing(self) -> SecretList:
         """Every stored secret, and every declared one not set yet: never a value."""
+        return await asyncio.to_thread(self._listing)
+
+    async def set(self, name: Any, value: Any, by: str | None) -> SecretSet:
+        return await asyncio.to_thread(self._set, name, value, by)
+
+    async def delete(self, name: Any, by: str | None) -> SecretDeleted:
+        return await asyncio.to_thread(self._delete, name, by)
+
+    async def changes(self, name: Any) -> SecretChanges:
+        """Who set or deleted the secret ``name`` and when, newest first (its last 100
+        changes; kept after a delete, so a removed secret's story stays readable)."""
+        return await asyncio.to_thread(self._changes, name)
+
+    def _listing(self) -> SecretList:
         declared = self.declared_by()
         stored = {s.name: s for s in self.store.list_secrets()}
         out = []
         for name in sorted(set(stored) | set(declared)):
             info = stored.get(name)
-            out.append({"name": name, "set": info is not None,
-                        "declaredBy": sorted(declared.get(name, [])),
-                        "updatedAt": iso_of(int(info.updated)) if info else None,  # whole seconds
-                        "updatedBy": info.updated_by if info else None})
-        return out
+            out.append(SecretInfo(
+                name=name, set=info is not None,
+                declaredBy=tuple(sorted(declared.get(name, []))),
+                updatedAt=_whole_seconds(info.updated) if info else None,
+                updatedBy=info.updated_by if info else None))
+        return SecretList(secrets=tuple(out))
 
-    def set(self, name: Any, value: Any, by: str | None) -> dict[str, Any]:
+    def _set(self, name: Any, value: Any, by: str | None) -> SecretSet:
         name = check_secret_name(name)
         created = self.store.put(name, check_secret_value(value), by)
         log.info("secret %s %s by %s", name, "created" if created else "replaced",
                  by or "unknown")
-        return {"success": True, "name": name, "created": created}
+        return SecretSet(success=True, name=name, created=created)
 
-    def delete(self, name: Any, by: str | None) -> dict[str, Any]:
+    def _delete(self, name: Any, by: str | None) -> SecretDeleted:
         name = check_secret_name(name)
         if not self.store.delete(name, by):
             raise NotFound(f"There is no secret named '{name}'")
         log.info("secret %s deleted by %s", name, by or "unknown")
-        return {"success": True, "name": name}
+        return SecretDeleted(success=True, name=name)
 
-    def changes(self, name: Any) -> dict[str, Any]:
-        """Who set or deleted the secret ``name`` and when, newest first (its last 100
-        changes; kept after a delete, so a removed secret's story stays readable)."""
+    def _changes(self, name: Any) -> SecretChanges:
         name = check_secret_name(name)
-        return {"name": name, "changes": [
-            {"action": c.action, "at": iso_of(int(c.at)), "by": c.by}
-            for c in self.store.changes(name)]}
+        return SecretChanges(name=name, changes=tuple(
+            SecretChange(action="set" if c.action == "set" else "delete",
+                         at=_whole_seconds(c.at), by=c.by)
+            for c in self.store.changes(name)))
