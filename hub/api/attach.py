@@ -13,56 +13,45 @@ from anyone else.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import AsyncIterator
-from typing import Any
 
 from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from hub.api.answers import NDJSON, plain_response
-from hub.api.deps import Hub, hub_of, owner_of
-from hub.api.inbound import Inbound, read_json_object
+from hub.api.deps import DebuggingDep, Hub, OwnerDep, debugging_of
+from hub.api.inbound import Inbound
+from hub.api.stream_doc import ndjson_answer
+from hub.api.typed import TypedBody
 from hub.auth import DEBUG_COOKIE, Caller
-from hub.engine.instrument import instrument
-from hub.services.debugging import IDLE_LIMIT_S, DebugSession, encode_event, owner_key
-from hub.services.runs import LoadedJob, new_job_id
-from shared.errors import BadRequest
-from shared.ndjson import DebugAnswer, DebugRequest
+from hub.services.debugging import IDLE_LIMIT_S, DebugStack, encode_event
+from hub.services.runs import LoadedJob
+from shared.ndjson import DebugAnswer, DebugExpanded, DebugPause, DebugRequest, LogLine
+from shared.wire.debug import DebugAttach, DebugAttached
 
 router = APIRouter(prefix="/api/webjobs")
 COOKIE = DEBUG_COOKIE
 TAG = "_debug"
+ATTACH_BODY = TypedBody(DebugAttach, 64 * 1024, required=False)
+SESSION_LINES = DebugRequest | DebugStack | DebugPause | DebugExpanded | LogLine | DebugAnswer
+SESSION_STREAM = ndjson_answer(SESSION_LINES, "What happens in the attached session, as it "
+                                              "happens, until it ends (a blank line now and "
+                                              "then while nothing does)")
 
 
-@router.post("/debug/{name}/attach")
-async def attach(name: str, request: Request) -> dict[str, Any]:
-    caller = await owner_of(request)
-    hub = hub_of(request)
-    job = await hub.runner.load(name)
-    data = await read_json_object(request, 64 * 1024)
-    step = data.get("stepFromStart", True)
-    if not isinstance(step, bool):
-        raise BadRequest("'stepFromStart' must be true or false")
-    on_exception = data.get("pauseOnException", False)
-    if not isinstance(on_exception, bool):
-        raise BadRequest("'pauseOnException' must be true or false")
-    holder: list[DebugSession] = []
-
-    def stop_current(message: str) -> None:  # the request parked now, if any
-        hub.engine.stop(holder[0].job_id, message)
-
-    session = hub.debug_sessions.attach(owner_key(caller), job.name, stop_current, step)
-    holder.append(session)
-    session.pause_on_exception = on_exception
-    return {"session": session.id, "url": f"/api/webjobs/{job.name}?{TAG}={session.id}"}
+@router.post("/debug/{name}/attach", response_model=DebugAttached,
+             openapi_extra=ATTACH_BODY.doc)
+async def attach(name: str, request: Request, caller: OwnerDep,
+                 debugging: DebuggingDep) -> object:
+    body = await ATTACH_BODY.read(request)
+    session = await debugging.attach(caller, name, body.stepFromStart, body.pauseOnException)
+    return DebugAttached(session.id, f"/api/webjobs/{session.job_name}?{TAG}={session.id}")
 
 
-@router.get("/debug-session/{session_id}/events")
-async def events(session_id: str, request: Request) -> StreamingResponse:
-    caller = await owner_of(request)
-    session = hub_of(request).debug_sessions.get(session_id, owner_key(caller))
+@router.get("/debug-session/{session_id}/events", **SESSION_STREAM)
+async def events(session_id: str, caller: OwnerDep, debugging: DebuggingDep) -> Response:
+    session = debugging.session(session_id, caller)
 
     async def stream() -> AsyncIterator[bytes]:
         ended = asyncio.ensure_future(session.ended.wait())
@@ -97,26 +86,16 @@ async def attached_answer(request: Request, hub: Hub, job: LoadedJob, inbound: I
     tag = debug_tag(request)
     if tag is None:
         return None
-    owner = owner_key(caller) if caller.is_owner else None
-    session = hub.debug_sessions.tagged(tag[0], owner, job.name)
+    debugging = debugging_of(hub)
+    session = debugging.tagged(tag[0], caller, job.name)
     if session is None:
         return None
-    done = await asyncio.to_thread(instrument, job.code)
-    if not done.ok:
-        return None  # a job that does not parse fails the same way without the debugger
-    session.job_id = new_job_id()
-    # Each request parks before line one (or runs to a breakpoint), as a new run.
-    session.step_mode, session.step_depth = session.step_from_start, None
-    session.started = False
-    session.events.put_nowait(DebugRequest(session.job_id, request.method, request.url.path))
-    result = await hub.runner.run(
-        dataclasses.replace(job, code=done.code), caller=caller, params=inbound.params,
-        request=inbound.request, origin="debug", on_log=session.log, job_id=session.job_id,
-        debugger=session)
+    result = await debugging.run_attached(session, job, caller, inbound.params,
+                                          inbound.request, (request.method, request.url.path))
+    if result is None:
+        return None
     answer = plain_response(result)
-    session.events.put_nowait(DebugAnswer(
-        session.job_id, answer.status_code, result.error is None,
-        result.error.code if result.error else None))
+    debugging.answered(session, answer.status_code, result)
     if tag[1]:  # the tab keeps its tag for its own posts and redirects
         answer.set_cookie(COOKIE, session.id, max_age=int(IDLE_LIMIT_S), path="/api/webjobs",
                           httponly=True, samesite="lax")

@@ -17,7 +17,7 @@ from hub.cluster.nodes import NodeRegistry
 from hub.engine.engine import Engine
 from hub.limiting import Limits, RequestLimit
 from hub.services.catalog import Catalog
-from hub.services.debugging import DebugSessions
+from hub.services.debugging import Debugging, DebugSessions
 from hub.services.history import History
 from hub.services.identity import IdentityService
 from hub.services.keys import KeyService
@@ -189,3 +189,15 @@ def _keys(request: Request) -> KeyService:
 IdentityDep = Annotated[IdentityService, Depends(_sign_ins)]
 KeysDep = Annotated[KeyService, Depends(_keys)]
 OwnerDep = Annotated[Caller, Depends(owner_of)]  # the owner calling (checked first)
+
+
+def debugging_of(hub: Hub) -> Debugging:
+    """The debugger's service over this hub's parts (it keeps no state of its own)."""
+    return Debugging(hub.runner, hub.catalog, hub.history, hub.engine, hub.debug_sessions)
+
+
+def _debugging(request: Request) -> Debugging:
+    return debugging_of(hub_of(request))
+
+
+DebuggingDep = Annotated[Debugging, Depends(_debugging)]

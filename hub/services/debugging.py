@@ -1,312 +1,211 @@
-"""Debug sessions: one debug run each, driven by its owner's commands.
+"""The debugger's door for the routes: debug runs, replays of recorded runs and live
+attach, over the runner, the catalog, history and the engine. Async at its boundary:
+what blocks (instrumenting a job, reading a stored version) runs in a thread here.
 
-The run's instrumented code calls the host before each statement (``debug.pause``);
-the session decides whether to park there — stepping, a line breakpoint, or a
-``breakpoint()``/``debugger`` — and if so sends a ``pause`` event and waits for a
-command. While it waits the engine holds the run's runtime limit.
-
-Commands: ``step`` or ``into`` (park at the next statement), ``over`` (the next
-statement of this function or one that called it), ``out`` (the next statement of a
-function that called this one), ``continue`` (run to the next breakpoint), ``stop``
-(the run ends with JOB-001 "Stopped by the debugger at line N"), ``config``
-(``stepFromStart``, ``breakpoints``, ``pauseOnException``), ``detach`` (run on with
-no more pauses) and ``expand`` (one more level of a paused value). A session nobody has
-driven for 10 minutes is swept: its run is stopped and the session forgotten.
-
-Each pause says why (``start``: the first statement of a run that steps from the
-start; ``step``; ``breakpoint``: a line breakpoint, ``debugger`` or ``breakpoint()``;
-``exception``: an exception is leaving the job, paused where it was thrown) and is
-preceded by a ``stack`` event: the chain of async calls that led to it, innermost
-first. Over and out compare the runtime's frame depth.
-
-A session belongs to the identity that started it (:func:`owner_key`): a user by id,
-the system token as its own identity. Never by name: a user may be named ``system``, or
-renamed, and must not drive a session that is not theirs.
-"""
+The sessions themselves (when a run parks, the commands, the sweep of idle ones) are
+:mod:`hub.services.debug_sessions`; the names a route needs from there are re-exported
+here, so a route imports only this module."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from hub.auth import Caller
-from shared.errors import BadRequest, Conflict, JobFailed, NotFound
-from shared.ndjson import (
-    DebugAnswer,
-    DebugExpanded,
-    DebugPause,
-    DebugRequest,
-    LogLine,
-    encode_line,
+from hub.engine.engine import BridgeHost, Engine, RunResult
+from hub.engine.instrument import instrument
+from hub.history.record import RunRecord
+from hub.services.catalog import Catalog
+from hub.services.debug_sessions import (
+    IDLE_LIMIT_S,
+    DebugSession,
+    DebugSessions,
+    DebugStack,
+    breakpoint_lines,
+    encode_event,
+    owner_key,
+    session_node,
 )
-from shared.text import clean_text
+from hub.services.history import History
+from hub.services.outside import ReplayBridge
+from hub.services.runs import JobRunner, LoadedJob, new_job_id
+from hub.store.base import JOB_NAME_RE
+from shared.errors import BadRequest, JobFailed, NotFound
+from shared.ndjson import DebugAnswer, DebugRequest, DebugStart
+from shared.wire.debug import DebugCommand, DebugCommandAnswer
 
-__all__ = ["IDLE_LIMIT_S", "DebugSession", "DebugSessions", "DebugStack", "encode_event",
+__all__ = ["IDLE_LIMIT_S", "DebugJob", "DebugPlan", "DebugRun", "DebugSession", "DebugSessions",
+           "DebugStack", "Debugging", "Replay", "breakpoint_lines", "encode_event",
            "owner_key", "session_node"]
-
-IDLE_LIMIT_S = 600.0
-EXPAND_WAIT_S = 5.0
-MAX_FRAMES = 100
-STEPS = ("step", "into", "over", "out", "continue", "detach")
 
 
 @dataclass(frozen=True)
-class DebugStack:
-    """Sent just before a pause: its async call chain, innermost first, each frame
-    ``{name, line, column}`` at the line it is at."""
+class DebugJob:
+    """A job ready for a debug run: as loaded, with its instrumented code and the
+    lines a pause can stop on."""
 
-    frames: list[dict[str, Any]]
-    depth: int
-    type: str = field(default="stack", init=False)
-
-
-Event = LogLine | DebugPause | DebugExpanded | DebugRequest | DebugAnswer | DebugStack
+    job: LoadedJob
+    code: str
+    pausable: tuple[int, ...]
 
 
-def encode_event(event: Event) -> bytes:
-    """One session event as an NDJSON line (a stack has no class in shared.ndjson: a
-    reader that does not know it sees an unknown line and goes on)."""
-    if not isinstance(event, DebugStack):
-        return encode_line(event)
-    text = json.dumps({"type": event.type, "frames": event.frames, "depth": event.depth},
-                      ensure_ascii=False, separators=(",", ":"))
-    return clean_text(text).encode() + b"\n"
+@dataclass(frozen=True)
+class DebugPlan:
+    """How a debug run starts: whose session it is (:func:`owner_key` of the owner who
+    asked), the run's parameters and request view, how it steps; a replay's bridge
+    answers its calls from the recording."""
 
-
-def _frames(raw: Any) -> list[dict[str, Any]]:
-    """The runtime's stack, kept to its expected shape (it comes from the job's V8)."""
-    if not isinstance(raw, list):
-        return []
-    frames = []
-    for item in raw[:MAX_FRAMES]:
-        if isinstance(item, dict):
-            frames.append({"name": str(item.get("name", ""))[:200],
-                           "line": _int(item.get("line")), "column": _int(item.get("column"))})
-    return frames
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def owner_key(caller: Caller) -> str:
-    """The identity a debug session belongs to: the caller's kind and id (``user:7``,
-    ``system:system``), which no display name can imitate."""
-    return f"{caller.kind}:{caller.id}"
-
-
-@dataclass
-class DebugSession:
-    id: str
-    owner: str                           # owner_key() of who started it
-    job_name: str
-    stop_run: Callable[[str], None]      # ends the run with that message
-    clock: Callable[[], float] = time.monotonic
-    step_mode: bool = True
-    breakpoints: set[int] = field(default_factory=set)
-    step_depth: int | None = None        # over/out: pause only at this depth or less
+    driver: str
+    params: Any
+    step: bool
+    lines: frozenset[int]
+    view: dict[str, Any]
+    bridge: BridgeHost | None = None
     pause_on_exception: bool = False
-    started: bool = False                # a pause happened in this run (or request)
-    detached: bool = False
-    attached: bool = False               # drives a page's real requests (attach)
-    step_from_start: bool = True         # attach: each request starts in step mode
-    job_id: str = ""
-    events: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
-    ended: asyncio.Event = field(default_factory=asyncio.Event)  # detached or swept
-    paused_at: int | None = None
-    paused_depth: int = 0
-    last_active: float = 0.0
-    _reply: asyncio.Future[dict[str, Any]] | None = None
-    _expansion: asyncio.Future[DebugExpanded] | None = None
 
-    def __post_init__(self) -> None:
-        self.last_active = self.clock()
 
-    # -- the run's side (DebugHost) -------------------------------------------------
+@dataclass(frozen=True)
+class Replay:
+    """A recorded run, to run again: the job as it ran, who ran it, with what."""
 
-    async def call(self, op: str, args: Any) -> Any:
-        if op != "debug.pause" or not isinstance(args, dict):
-            raise JobFailed(f"'{op}' is not a debugger call")
-        kind = str(args.get("kind", "step"))
-        if kind == "expand":
-            self._expanded(args)
+    job: DebugJob
+    caller: Caller
+    params: Any
+    method: str
+    recorded_id: str  # the recorded run's job id
+    bridge: ReplayBridge
+
+
+@dataclass(frozen=True)
+class DebugRun:
+    """A debug run under way: its session, the run itself and the stream's first line."""
+
+    session: DebugSession
+    run: asyncio.Future[RunResult]
+    start: DebugStart
+
+
+class Debugging:
+    """What the debugger's routes do, over this hub's parts. Holds no state of its own
+    (the sessions are ``sessions``), so one is cheap to make per request."""
+
+    def __init__(self, runner: JobRunner, catalog: Catalog, history: History, engine: Engine,
+                 sessions: DebugSessions) -> None:
+        self.runner, self.catalog, self.history = runner, catalog, history
+        self.engine, self.sessions = engine, sessions
+
+    async def job(self, name: str, code: str | None) -> DebugJob:
+        """The saved job, or the unsaved ``code`` given, instrumented (it must parse)."""
+        if code is None:
+            loaded = await self.runner.load(name)
+        elif not code.strip():
+            raise BadRequest("'code' must be the job's source text")
         else:
-            line, depth = _int(args.get("line")), _int(args.get("depth"))
-            if not self._should_pause(kind, line, depth):
-                return {}
-            self._pause(kind, line, depth, args)
-        self._reply = asyncio.get_running_loop().create_future()
-        try:
-            return await self._reply
-        finally:
-            self._reply = None
+            loaded = self.runner.describe(name if JOB_NAME_RE.match(name) else "debug", code)
+        return await self._instrumented(loaded)
 
-    def log(self, line: LogLine) -> None:
-        self.events.put_nowait(line)
+    async def replay(self, run_id: str) -> Replay:
+        """The recorded run ``run_id``, ready to run again under the debugger."""
+        record = await self.history.get(run_id) if len(run_id) <= 100 else None
+        if record is None:
+            raise NotFound(f"No run '{run_id[:100]}' in history")
+        job = await self._instrumented(await self._recorded_job(record))
+        caller = Caller(record.caller.kind, record.caller.id, record.caller.name,
+                        record.caller.user_class)
+        return Replay(job, caller, record.params if record.params is not None else {},
+                      record.method or "POST", record.job_id, ReplayBridge(list(record.calls)))
 
-    def _should_pause(self, kind: str, line: int, depth: int) -> bool:
-        if self.detached:
-            return False
-        if kind == "exception":
-            return self.pause_on_exception
-        if kind == "breakpoint" or line in self.breakpoints:
-            return True
-        # A runtime that sends no depth (0) pauses at every step.
-        return self.step_mode and (self.step_depth is None or depth <= self.step_depth)
+    def start(self, caller: Caller, job: DebugJob, plan: DebugPlan) -> DebugRun:
+        """Start the debug run as ``caller``; the session is the plan's driver's (for a
+        replay, not the recorded caller's)."""
+        job_id = new_job_id()
+        session = self.sessions.open(plan.driver, job.job.name,
+                                     lambda message: self.stop(job_id, message), plan.step,
+                                     set(plan.lines))
+        session.job_id, session.pause_on_exception = job_id, plan.pause_on_exception
+        run = asyncio.ensure_future(self.runner.run(
+            dataclasses.replace(job.job, code=job.code), caller=caller, params=plan.params,
+            request=plan.view, origin="debug", on_log=session.log, job_id=job_id,
+            debugger=session, bridge=plan.bridge))
+        return DebugRun(session, run, DebugStart(session.id, job_id, job.job.code,
+                                                 list(job.pausable)))
 
-    def _reason(self, kind: str, line: int) -> str:
-        if kind in ("exception", "breakpoint") or line in self.breakpoints:
-            return "breakpoint" if kind == "step" else kind
-        return "step" if self.started else "start"
+    def stop(self, job_id: str, message: str) -> None:
+        self.engine.stop(job_id, message)
 
-    def _pause(self, kind: str, line: int, depth: int, args: dict[str, Any]) -> None:
-        reason = self._reason(kind, line)
-        self.paused_at, self.paused_depth, self.started = line, depth, True
-        self.events.put_nowait(DebugStack(_frames(args.get("stack")), depth))
-        self.events.put_nowait(DebugPause(line, _int(args.get("column")), reason,
-                                          dict(args.get("vars") or {})))
+    def close(self, session: DebugSession) -> None:
+        """Forget the session: the stream that drove it has ended."""
+        self.sessions.close(session.id)
 
-    def _expanded(self, args: dict[str, Any]) -> None:
-        shown = DebugExpanded(int(args.get("handle", 0)), dict(args.get("entries") or {}),
-                              int(args.get("more") or 0), args.get("error"))
-        self.events.put_nowait(shown)
-        if self._expansion is not None and not self._expansion.done():
-            self._expansion.set_result(shown)
+    def session(self, session_id: str, caller: Caller) -> DebugSession:
+        """The caller's own session ``session_id`` (NotFound for anyone else's)."""
+        return self.sessions.get(session_id, owner_key(caller))
 
-    # -- the owner's side -----------------------------------------------------------
+    async def command(self, session_id: str, caller: Caller,
+                      given: DebugCommand) -> DebugCommandAnswer:
+        return await self.session(session_id, caller).command(given)
 
-    async def command(self, name: str, data: dict[str, Any]) -> dict[str, Any]:
-        self.last_active = self.clock()
-        if name == "config":
-            self._configure(data)
-            return {"success": True}
-        if name == "expand":
-            return await self._expand(data.get("handle"))
-        if name == "stop":
-            message = f"Stopped by the debugger at line {self.paused_at or 0}"
-            self.stop_run(message)
-            self._resume({"stop": True, "message": message})
-            return {"success": True}
-        if name not in STEPS:
-            raise BadRequest(f"'{name}' is not a debugger command: use step, into, over, out, "
-                             "continue, stop, config, detach or expand")
-        self.step_mode = name in ("step", "into", "over", "out")
-        self.step_depth = {"over": self.paused_depth, "out": self.paused_depth - 1}.get(name)
-        if name == "detach":
-            self.detached, self.breakpoints = True, set()
-            self.ended.set()
-            if self.attached and self._reply is not None:  # the paused request ends
-                self.stop_run("Detached by the debugger")
-                self._resume({"stop": True, "message": "Detached by the debugger"})
-                return {"success": True, "resumed": False}
-        return {"success": True, "resumed": self._resume({})}
+    async def attach(self, caller: Caller, name: str, step_from_start: bool,
+                     pause_on_exception: bool) -> DebugSession:
+        """A live session on page job ``name``: the tab's tagged requests run under it."""
+        job = await self.runner.load(name)
+        holder: list[DebugSession] = []
 
-    def _configure(self, data: dict[str, Any]) -> None:
-        if "stepFromStart" in data:
-            if not isinstance(data["stepFromStart"], bool):
-                raise BadRequest("'stepFromStart' must be true or false")
-            self.step_mode, self.step_depth = data["stepFromStart"], None
-            if self.attached:  # and for every request the tab makes from now on
-                self.step_from_start = data["stepFromStart"]
-        if "breakpoints" in data:
-            lines = data["breakpoints"]
-            if not isinstance(lines, list) or not all(
-                    isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in lines):
-                raise BadRequest("'breakpoints' must be a list of line numbers")
-            self.breakpoints = set(lines)
-        if "pauseOnException" in data:
-            if not isinstance(data["pauseOnException"], bool):
-                raise BadRequest("'pauseOnException' must be true or false")
-            self.pause_on_exception = data["pauseOnException"]
+        def stop_current(message: str) -> None:  # the request parked now, if any
+            self.stop(holder[0].job_id, message)
 
-    async def _expand(self, handle: Any) -> dict[str, Any]:
-        if not isinstance(handle, int) or isinstance(handle, bool) or handle < 1:
-            raise BadRequest("'handle' must be a value handle from the current pause")
-        if self._reply is None:
-            raise Conflict("The run is not paused: values can be expanded only at a pause")
-        self._expansion = asyncio.get_running_loop().create_future()
-        self._resume({"expand": handle})
-        try:
-            shown = await asyncio.wait_for(self._expansion, EXPAND_WAIT_S)
-        finally:
-            self._expansion = None
-        return {"handle": shown.handle, "entries": shown.entries, "more": shown.more,
-                "error": shown.error}
-
-    def _resume(self, answer: dict[str, Any]) -> bool:
-        if self._reply is None or self._reply.done():
-            return False
-        self._reply.set_result(answer)
-        return True
-
-
-def session_node(session_id: str) -> str | None:
-    """The node that holds a session, read from its id (``dbg_<random>.<node, hex>``);
-    None for an id that names none (an older form, or not a session id at all)."""
-    _, dot, named = session_id.partition(".")
-    if not dot or not session_id.startswith("dbg_") or len(named) > 512:
-        return None
-    try:
-        return bytes.fromhex(named).decode("utf-8")
-    except ValueError:
-        return None
-
-
-class DebugSessions:
-    """The sessions of this node, by id; only their owner may drive them. An id names
-    the node (:func:`session_node`) so that any node of a cluster can pass a request
-    for it on (:mod:`hub.api.forwarding`)."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic, node: str = "") -> None:
-        self.clock = clock
-        self._suffix = f".{node.encode().hex()}" if node else ""
-        self._sessions: dict[str, DebugSession] = {}
-
-    def open(self, owner: str, job_name: str, stop_run: Callable[[str], None],
-             step_from_start: bool, breakpoints: set[int]) -> DebugSession:
-        session = DebugSession(f"dbg_{os.urandom(8).hex()}{self._suffix}", owner, job_name,
-                               stop_run, self.clock, step_from_start, breakpoints)
-        self._sessions[session.id] = session
+        session = self.sessions.attach(owner_key(caller), job.name, stop_current,
+                                       step_from_start)
+        holder.append(session)
+        session.pause_on_exception = pause_on_exception
         return session
 
-    def attach(self, owner: str, job_name: str, stop_run: Callable[[str], None],
-               step_from_start: bool) -> DebugSession:
-        session = self.open(owner, job_name, stop_run, step_from_start, set())
-        session.attached, session.step_from_start = True, step_from_start
-        return session
+    def tagged(self, session_id: str, caller: Caller, job_name: str) -> DebugSession | None:
+        """The attached session a request is tagged with, if it drives this job for
+        this caller; None for anyone else (the request then runs normally)."""
+        owner = owner_key(caller) if caller.is_owner else None
+        return self.sessions.tagged(session_id, owner, job_name)
 
-    def tagged(self, session_id: str, owner: str | None, job_name: str) -> DebugSession | None:
-        """The attached session a browser request is tagged with, if it still drives
-        this job for this owner; anything else (unknown, expired, another owner's,
-        detached) is None, and the request runs normally."""
-        session = self._sessions.get(session_id)
-        if (session is None or not session.attached or session.detached
-                or owner is None or session.owner != owner or session.job_name != job_name):
+    async def run_attached(self, session: DebugSession, job: LoadedJob, caller: Caller,
+                           params: Any, request: dict[str, Any],
+                           method_path: tuple[str, str]) -> RunResult | None:
+        """One tagged request of the tab (its ``method_path`` as the watcher is told),
+        run under its session; None when the job does not parse (it then fails the
+        same way without the debugger)."""
+        done = await asyncio.to_thread(instrument, job.code)
+        if not done.ok:
             return None
-        session.last_active = self.clock()
-        return session
+        session.job_id = new_job_id()
+        # Each request parks before line one (or runs to a breakpoint), as a new run.
+        session.step_mode, session.step_depth = session.step_from_start, None
+        session.started = False
+        session.events.put_nowait(DebugRequest(session.job_id, *method_path))
+        return await self.runner.run(
+            dataclasses.replace(job, code=done.code), caller=caller, params=params,
+            request=request, origin="debug", on_log=session.log, job_id=session.job_id,
+            debugger=session)
 
-    def get(self, session_id: str, owner: str) -> DebugSession:
-        session = self._sessions.get(session_id)
-        if session is None or session.owner != owner:
-            raise NotFound("No such debug session (it ended, or is another owner's)")
-        return session
+    @staticmethod
+    def answered(session: DebugSession, status: int, result: RunResult) -> None:
+        """Tell the session's watcher how its tagged request was answered."""
+        session.events.put_nowait(DebugAnswer(
+            session.job_id, status, result.error is None,
+            result.error.code if result.error else None))
 
-    def close(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
+    async def _instrumented(self, job: LoadedJob) -> DebugJob:
+        done = await asyncio.to_thread(instrument, job.code)
+        if not done.ok:
+            raise JobFailed(f"{done.error} (line {done.line})", line=done.line,
+                            column=done.column)
+        return DebugJob(job, done.code, done.pausable)
 
-    def sweep(self) -> int:
-        """Stop and forget sessions left alone for IDLE_LIMIT_S; how many."""
-        now = self.clock()
-        stale = [s for s in self._sessions.values() if now - s.last_active > IDLE_LIMIT_S]
-        for session in stale:
-            session.stop_run("The debug session was left alone for 10 minutes")
-            session._resume({"stop": True, "message": "The debug session timed out"})
-            session.ended.set()
-            self.close(session.id)
-        return len(stale)
+    async def _recorded_job(self, record: RunRecord) -> LoadedJob:
+        """The job as it was when the run ran: its recorded version, else today's code."""
+        if record.job_version:
+            stored = await asyncio.to_thread(self.catalog.store.get_version, record.job_name,
+                                             record.job_version)
+            if stored is not None:
+                return self.runner.describe(record.job_name, stored.code, record.job_version)
+        return await self.runner.load(record.job_name)
