@@ -17,10 +17,9 @@ from hub.api.deps import DebuggingDep, OwnerDep, SettingsDep, address_of
 from hub.api.stream_doc import ndjson_answer
 from hub.api.typed import TypedBody
 from hub.services.debugging import (
-    DebugJob,
+    Debugging,
     DebugPlan,
     DebugRun,
-    Debugging,
     DebugStack,
     breakpoint_lines,
     encode_event,
