@@ -19,6 +19,7 @@ from hub.limiting import Limits, RequestLimit
 from hub.services.catalog import Catalog
 from hub.services.debugging import Debugging, DebugSessions
 from hub.services.history import History
+from hub.services.node_health import NodeHealth
 from hub.services.identity import IdentityService
 from hub.services.keys import KeyService
 from hub.services.outside import HubBridge
@@ -201,3 +202,11 @@ def _debugging(request: Request) -> Debugging:
 
 
 DebuggingDep = Annotated[Debugging, Depends(_debugging)]
+
+
+def _node_health(request: Request) -> NodeHealth:
+    hub = hub_of(request)
+    return NodeHealth(hub.engine, hub.settings.node)
+
+
+NodeHealthDep = Annotated[NodeHealth, Depends(_node_health)]
