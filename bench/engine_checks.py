@@ -51,19 +51,18 @@ def measure_cpu(
     problem = check_answer(case, answer.status, answer.body)
     if problem is not None:
         raise RuntimeError(f"{case.label} after the CPU run: {problem}")
-    split = proc_cpu.cpu_between(before, proc_cpu.settle(pid))
-    runs = run.requests + 1
-    hub_ms, workers_ms = split.root_ms / runs, split.descendants_ms / runs
+    cpu = proc_cpu.per_run(before, proc_cpu.settle(pid), run.requests + 1)
+    hub_ms, workers_ms = cpu.hub_ms_per_run, cpu.workers_ms_per_run
     clean = run.errors == 0
     return {
         "job": case.label,
         "level": CPU_LEVEL,
         "duration_s": duration_s,
-        "runs": runs,
+        "runs": cpu.runs,
         "errors": run.errors,
-        "hub_cpu_ms": split.root_ms,
-        "workers_cpu_ms": split.descendants_ms,
-        "workers_seen": split.descendants_seen,
+        "hub_cpu_ms": cpu.hub_ms,
+        "workers_cpu_ms": cpu.workers_ms,
+        "workers_seen": cpu.workers_seen,
         "tick_ms": proc_cpu.TICK_MS,
         "hub_ms_per_run": round(hub_ms, 3),
         "workers_ms_per_run": round(workers_ms, 3),

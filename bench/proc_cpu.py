@@ -119,3 +119,45 @@ def settle(root: int) -> Snapshot:
             return now
         last = now
     return last
+
+
+@dataclass(frozen=True)
+class CpuPerRun:
+    """The CPU a process tree used over a window of runs, whole and per run, in ms."""
+
+    runs: int
+    hub_ms: float  # the root process's own
+    workers_ms: float  # every process below it (spare workers too), reaped ones included
+    workers_seen: int
+
+    @property
+    def hub_ms_per_run(self) -> float:
+        return self.hub_ms / self.runs
+
+    @property
+    def workers_ms_per_run(self) -> float:
+        return self.workers_ms / self.runs
+
+    @property
+    def total_ms_per_run(self) -> float:
+        return (self.hub_ms + self.workers_ms) / self.runs
+
+    def to_json(self) -> dict[str, float | int]:
+        return {
+            "runs": self.runs,
+            "hub_cpu_ms": self.hub_ms,
+            "workers_cpu_ms": self.workers_ms,
+            "workers_seen": self.workers_seen,
+            "tick_ms": TICK_MS,
+            "hub_ms_per_run": round(self.hub_ms_per_run, 3),
+            "workers_ms_per_run": round(self.workers_ms_per_run, 3),
+            "total_ms_per_run": round(self.total_ms_per_run, 3),
+        }
+
+
+def per_run(before: Snapshot, after: Snapshot, runs: int) -> CpuPerRun:
+    """The CPU between two snapshots of one tree over `runs` runs. Take both with settle(),
+    so the window holds what the runs leave behind, such as a spare worker building the
+    next fresh isolate ahead of the next request."""
+    split = cpu_between(before, after)
+    return CpuPerRun(max(runs, 1), split.root_ms, split.descendants_ms, split.descendants_seen)

@@ -25,7 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import engine_checks, hub_jobs, report, servers, wrk_runner  # noqa: E402
+from bench import engine_checks, hub_jobs, proc_cpu, report, servers, wrk_runner  # noqa: E402
 from bench.cases import CASES, FLOOR_CASES, HUB_CASES, Case, check_answer  # noqa: E402
 from bench.report import Row  # noqa: E402
 from bench.servers import RunningServer, ServerError, ServerSpec  # noqa: E402
@@ -175,13 +175,36 @@ def measure_case(server: RunningServer, case: Case, warmup_s: int, duration_s: i
             if warmup_s > 0:
                 wrk_runner.run_wrk(url, headers, level, warmup_s)
                 drain(server, case)
-            row.runs[level] = wrk_runner.run_wrk(url, headers, level, duration_s)
-            drain(server, case)
-        except wrk_runner.WrkError as err:
+            if case.cpu_per_run and level == engine_checks.CPU_LEVEL:
+                row.runs[level], row.cpu = measure_with_cpu(server, case, level, duration_s)
+            else:
+                row.runs[level] = wrk_runner.run_wrk(url, headers, level, duration_s)
+                drain(server, case)
+        except (wrk_runner.WrkError, RuntimeError) as err:
             row.status, row.note = "error", f"{level}: {err}"
             break
-        say(f"  [{spec.name}] {case.label} {level}: {run_summary(row.runs[level])}")
+        cpu = f"; {cpu_summary(row.cpu)}" if row.cpu and level == engine_checks.CPU_LEVEL else ""
+        say(f"  [{spec.name}] {case.label} {level}: {run_summary(row.runs[level])}{cpu}")
     return row
+
+
+def measure_with_cpu(
+    server: RunningServer, case: Case, level: str, duration_s: int
+) -> tuple[wrk_runner.WrkResult, proc_cpu.CpuPerRun]:
+    """One measured run and the CPU the hub and all its workers (spares too) used for it,
+    from an idle tree before to an idle tree after its backlog (the drain request counted
+    as a run), so what a spare worker makes ahead for the next request is in it."""
+    spec, pid = server.spec, server.process.pid
+    before = proc_cpu.settle(pid)
+    run = wrk_runner.run_wrk(spec.base_url + case.path, case.headers(spec.headers), level,
+                             duration_s)
+    drain(server, case)
+    return run, proc_cpu.per_run(before, proc_cpu.settle(pid), run.requests + 1)
+
+
+def cpu_summary(cpu: proc_cpu.CpuPerRun) -> str:
+    return (f"CPU per run: hub {report.fmt_ms(cpu.hub_ms_per_run)} ms, workers "
+            f"{report.fmt_ms(cpu.workers_ms_per_run)} ms")
 
 
 def run_summary(run: wrk_runner.WrkResult) -> str:
