@@ -16,7 +16,6 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from hub.abuse import parse_trusted_proxies
 from hub.api.answers import error_response, refusal
@@ -32,7 +31,7 @@ from hub.api.key_routes import router as keys_router
 from hub.api.memory import GiveBackMemory
 from hub.api.probe_routes import router as probe_router
 from hub.api.routes import router
-from hub.api.run_route import RunFirst, literal_segments, run_router
+from hub.api.run_route import RunFirst, fast_run_route, reserved_names
 from hub.api.schedule_routes import router as schedule_router
 from hub.api.secret_routes import router as secret_router
 from hub.api.security_headers import NoSniff
@@ -218,15 +217,14 @@ def _add_routes(app: FastAPI, hub: Hub, settings: Settings) -> None:
     routers = [auth_router, keys_router, history_router, store_router, schedule_router,
                secret_router, debug_router, attach_router, probe_router, telemetry_router,
                docs_router, router]
-    # Runs are matched first; a name some other route spells out goes the long way.
-    runs = run_router(literal_segments(r for rt in routers for r in rt.routes))
-    app.include_router(runs)
-    for each in routers:
+    for each in routers:  # the run route is routes.py's last: literal paths win
         app.include_router(each)
     _install_error_handlers(app)
-    route = runs.routes[0]
-    assert isinstance(route, Route)
-    app.add_middleware(RunFirst, route=route)  # first, so innermost: see hub.api.run_route
+    # The names the routes spell out are no job's: not saved, not run by the short cut.
+    claimed = reserved_names(app.router.routes)
+    hub.catalog.reserve(claimed)
+    # First, so innermost: see hub.api.run_route.
+    app.add_middleware(RunFirst, route=fast_run_route(), claimed=claimed)
     app.add_middleware(ForwardToSessionNode, node=settings.node, peer_url=_peer_url(hub),
                        max_body_bytes=settings.max_body_bytes)
     app.add_middleware(NoSniff)

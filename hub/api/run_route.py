@@ -1,30 +1,27 @@
-"""The route that runs a job, matched before every other route of the hub.
+"""The short cut of the run route, the hub's busiest path.
 
-``/api/webjobs/{name}`` is the hub's busiest path and also its catch-all: it is
-declared last (in ``routes``) so that ``/api/webjobs/available`` and the other
-literal paths win. FastAPI then tries some sixty routes before it reaches it,
-which cost more of a run's request than the rest of the hub's HTTP work. This
-router, included first, holds the same endpoint under a path whose name segment
-refuses every literal segment another route declares under the prefix; such a
-name falls through to the routes in their declared order, exactly as before.
+``GET|POST /api/webjobs/{name}`` is an ordinary route (``hub.api.routes.run_job_route``),
+declared last so that every literal path under the prefix wins over it. FastAPI
+reaches it after trying every other route, and that walk, its dependency machinery
+and a second layer of exception handling cost more of a run's request than the rest
+of the hub's HTTP work (the bench's CPU per run shows it).
 
-``RunFirst`` goes one step further: a middleware just outside Starlette's exception
-middleware, it hands a request the run route matches straight to that route, with
-the exception handlers that middleware would have given it. What it skips is what
-the route never used (FastAPI's router walk, its exit stack for dependencies, a
-second layer of the same exception handling), work every run would pay for (the
-bench's CPU per run shows it); every other request, and every run while
-OpenTelemetry watches the app (it names the route as the router picks it), goes the
-usual way.
+``RunFirst``, a middleware just outside Starlette's exception middleware, hands a run
+straight to the same endpoint, with the exception handlers that middleware would have
+given it. A run is a GET or POST of one segment under the prefix that no route claims:
+the claimed names are the literal first segments of the app's own routes
+(:func:`reserved_names`), so a route added under the prefix takes its name from the
+short cut, and from the job names a save accepts, by being declared. Every other
+request, and every run while OpenTelemetry watches the app (it names the route as the
+router picks it), goes the usual way.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from typing import Any
 
-from fastapi import APIRouter
-from starlette.convertors import Convertor, register_url_convertor
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -33,54 +30,45 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hub.api.routes import PREFIX, run_job
 
-_CONVERTOR = "webjob_name"
+__all__ = ["RUN_METHODS", "RunFirst", "fast_run_route", "reserved_names"]
+
+RUN_METHODS = frozenset({"GET", "POST"})  # a HEAD runs nothing
+_FIRST_SEGMENT = re.compile(re.escape(PREFIX) + r"/([^/{}]+)(?:/.*)?")
 
 
-class _UnclaimedName(Convertor[str]):
-    """One path segment that no literal route under the prefix claims."""
-
-    regex = "[^/]+"
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
+def _all_routes(routes: Iterable[Any]) -> Iterable[Any]:
+    """``routes`` and the routes of the routers included among them."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _all_routes(inner.routes)
+        else:
+            yield route
 
 
-def literal_segments(routes: Iterable[BaseRoute]) -> set[str]:
-    """The single literal segments (``/api/webjobs/<segment>``) of ``routes``."""
-    single = re.compile(re.escape(PREFIX) + r"/([^/{}]+)")
-    return {m.group(1) for route in routes
-            if (m := single.fullmatch(str(getattr(route, "path", ""))))}
+def reserved_names(routes: Iterable[BaseRoute]) -> frozenset[str]:
+    """The literal first segments under the prefix of ``routes`` (``/api/webjobs/save``,
+    ``/api/webjobs/debug/{name}``): names the hub's own routes take, so never a job's."""
+    return frozenset(m.group(1) for route in _all_routes(routes)
+                     if (m := _FIRST_SEGMENT.fullmatch(str(getattr(route, "path", "")))))
 
 
-def run_router(claimed: set[str]) -> APIRouter:
-    """The run route, refusing the ``claimed`` segments (see the module docstring)."""
-    pattern = _UnclaimedName.regex
-    if claimed:
-        words = "|".join(re.escape(word) for word in sorted(claimed))
-        pattern = f"(?!(?:{words})\\Z)[^/]+"
-    # Starlette keeps convertors by name and reads the pattern as a route is made;
-    # every app of this process has the same routes.
-    register_url_convertor(_CONVERTOR, type("_Unclaimed", (_UnclaimedName,), {"regex": pattern})())
-    router = APIRouter(prefix=PREFIX)
-    # A plain Starlette route: the endpoint takes only the request, so FastAPI's
-    # parameter machinery (a noticeable share of the hub's CPU per run) is skipped.
-    route = Route(f"{PREFIX}/{{name:{_CONVERTOR}}}", _run_named, methods=["GET", "POST"],
-                  include_in_schema=False)
-    route.methods = {"GET", "POST"}  # Starlette adds HEAD; a HEAD must not run a job
-    router.routes.append(route)
-    return router
+def fast_run_route() -> Route:
+    """The run route as a plain Starlette route for RunFirst: the endpoint takes only
+    the request, so FastAPI's parameter machinery is skipped. Not in any router."""
+    return Route(f"{PREFIX}/{{name}}", _run_named, methods=sorted(RUN_METHODS),
+                 include_in_schema=False)
 
 
 class RunFirst:
     """Plain ASGI, added before every other middleware (so it sits innermost, on the
-    exception middleware): a run goes to ``route`` directly (see the module docstring)."""
+    exception middleware): a run goes to ``route`` directly (see the module docstring);
+    a name in ``claimed`` is left to the router."""
 
-    def __init__(self, app: ASGIApp, route: Route) -> None:
+    def __init__(self, app: ASGIApp, route: Route, claimed: Collection[str] = ()) -> None:
         self.app = app
         self.route = route
+        self.claimed = frozenset(claimed)
         # What ExceptionMiddleware puts in the scope for the route's own handling; a
         # Starlette that keeps them elsewhere gets no short cut, not a wrong one.
         handlers = (getattr(app, "_exception_handlers", None),
@@ -90,9 +78,9 @@ class RunFirst:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (scope["type"] == "http" and self.handlers is not None
-                and "fastapi.telemetry" not in scope):
+                and scope["method"] in RUN_METHODS and "fastapi.telemetry" not in scope):
             match, child = self.route.matches(scope)
-            if match is Match.FULL:
+            if match is Match.FULL and child["path_params"]["name"] not in self.claimed:
                 scope["starlette.exception_handlers"] = self.handlers
                 if "app" in scope:  # as the router would have left it
                     scope.setdefault("router", scope["app"].router)

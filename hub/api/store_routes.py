@@ -1,20 +1,21 @@
 """Where jobs are kept, and their versions: owners only. Included before the catch-all
-``/{name}`` route, whose GET and POST would otherwise take these paths for job runs."""
+``/{name}`` route, whose GET and POST would otherwise take these paths for job runs.
+Bodies are ``shared.wire.store`` shapes."""
 
 from __future__ import annotations
-
-import asyncio
-from typing import Any
 
 from fastapi import APIRouter
 from starlette.requests import Request
 
-from hub.api.deps import hub_of, owner_of
-from hub.api.inbound import read_json_object
+from hub.api.deps import CatalogDep, OwnerDep
+from hub.api.typed import NO_BODY, TypedBody
 from shared.errors import BadRequest
+from shared.wire.jobs import JobSaved
+from shared.wire.store import ImportReport, ImportRequest, StoreInfo, VersionDetail, VersionList
 
 router = APIRouter(prefix="/api/webjobs")
 SMALL_BODY = 64 * 1024
+IMPORT_BODY = TypedBody(ImportRequest, SMALL_BODY, required=False)
 
 
 def _version_number(raw: str) -> int:
@@ -24,37 +25,28 @@ def _version_number(raw: str) -> int:
     return int(raw)
 
 
-@router.get("/store")
-async def store(request: Request) -> dict[str, Any]:
-    await owner_of(request)
-    return await asyncio.to_thread(hub_of(request).catalog.store_info)
+@router.get("/store", response_model=StoreInfo)
+async def store(_owner: OwnerDep, catalog: CatalogDep) -> object:
+    return await catalog.store_info()
 
 
-@router.post("/store/import-files")
-async def import_files(request: Request) -> dict[str, Any]:
-    caller = await owner_of(request)
-    data = await read_json_object(request, SMALL_BODY)
-    overwrite = data.get("overwrite", False)
-    if not isinstance(overwrite, bool):
-        raise BadRequest("'overwrite' must be true or false")
-    return await hub_of(request).catalog.import_files(overwrite, caller.name)
+@router.post("/store/import-files", response_model=ImportReport, openapi_extra=IMPORT_BODY.doc)
+async def import_files(request: Request, caller: OwnerDep, catalog: CatalogDep) -> object:
+    body = await IMPORT_BODY.read(request)
+    return await catalog.import_files(body.overwrite, caller.name)
 
 
-@router.get("/{name}/versions")
-async def versions(name: str, request: Request) -> dict[str, Any]:
-    await owner_of(request)
-    return {"versions": await asyncio.to_thread(hub_of(request).catalog.versions, name)}
+@router.get("/{name}/versions", response_model=VersionList)
+async def versions(name: str, _owner: OwnerDep, catalog: CatalogDep) -> object:
+    return {"versions": await catalog.versions(name)}
 
 
-@router.get("/{name}/versions/{n}")
-async def version(name: str, n: str, request: Request) -> dict[str, Any]:
-    await owner_of(request)
-    number = _version_number(n)
-    return await asyncio.to_thread(hub_of(request).catalog.version, name, number)
+@router.get("/{name}/versions/{n}", response_model=VersionDetail)
+async def version(name: str, n: str, _owner: OwnerDep, catalog: CatalogDep) -> object:
+    return await catalog.version(name, _version_number(n))
 
 
-@router.post("/{name}/versions/{n}/restore")
-async def restore(name: str, n: str, request: Request) -> dict[str, Any]:
-    caller = await owner_of(request)
-    job = await hub_of(request).catalog.restore(name, _version_number(n), caller.name)
+@router.post("/{name}/versions/{n}/restore", response_model=JobSaved, openapi_extra=NO_BODY)
+async def restore(name: str, n: str, caller: OwnerDep, catalog: CatalogDep) -> object:
+    job = await catalog.restore(name, _version_number(n), caller.name)
     return {"success": True, "job": job}
