@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from console_app.client.connection import API, CancelToken, HubConnection
+from shared import wire
 from shared.ndjson import DebugExpanded, StreamEvent, UnknownLine
+from shared.wire import debug as wire_debug
 
 __all__ = [
     "Attached",
@@ -30,7 +32,10 @@ __all__ = [
     "start",
 ]
 
+T = TypeVar("T")
 COMMANDS = ("step", "into", "over", "out", "continue", "stop", "detach")
+# A live session on a page job; ``url`` (hub-relative) is the tagged page.
+Attached = wire_debug.DebugAttached
 
 
 @dataclass(frozen=True)
@@ -49,38 +54,28 @@ class DebugStack:
     frames: list[Frame] = field(default_factory=list)
     depth: int = 0
 
-
-def _number(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _stack(raw: dict[str, Any]) -> DebugStack:
-    frames = [Frame(str(f.get("name", "")), _number(f.get("line")), _number(f.get("column")))
-              for f in raw.get("frames") or [] if isinstance(f, dict)]
-    return DebugStack(frames, _number(raw.get("depth")))
+    @classmethod
+    def from_wire(cls, stack: wire_debug.DebugStack) -> DebugStack:
+        return cls([Frame(f.name, f.line, f.column) for f in stack.frames], stack.depth)
 
 
 def _events(items: Iterator[StreamEvent]) -> Iterator[StreamEvent | DebugStack]:
-    """The stream's events, its ``stack`` lines made :class:`DebugStack`s."""
+    """The stream's events, its ``stack`` lines made :class:`DebugStack`s (a stack line
+    of another shape is passed on unknown, as any line this console cannot read)."""
     for event in items:
         if isinstance(event, UnknownLine) and event.raw.get("type") == "stack":
-            yield _stack(event.raw)
+            try:
+                yield DebugStack.from_wire(wire.decode(wire_debug.DebugStack, event.raw))
+            except wire.ShapeError:
+                yield event
         else:
             yield event
 
 
-@dataclass(frozen=True)
-class Attached:
-    """A live session on a page job; ``url`` (hub-relative) is the tagged page."""
-
-    session: str
-    url: str
-
-
 def _options(step_from_start: bool, breakpoints: Iterable[int],
-             pause_on_exception: bool) -> dict[str, Any]:
-    return {"stepFromStart": step_from_start, "breakpoints": sorted(set(breakpoints)),
-            "pauseOnException": pause_on_exception}
+             pause_on_exception: bool) -> wire_debug.DebugReplayOptions:
+    return wire_debug.DebugReplayOptions(step_from_start, tuple(sorted(set(breakpoints))),
+                                         pause_on_exception)
 
 
 def start(conn: HubConnection, name: str, cancel: CancelToken, *,
@@ -89,64 +84,64 @@ def start(conn: HubConnection, name: str, cancel: CancelToken, *,
           pause_on_exception: bool = False,
           method: str = "POST") -> Iterator[StreamEvent | DebugStack]:
     """One simulated request of ``name`` (or of the unsaved ``code``) under the debugger."""
-    body = {"params": params or {}, "method": method,
-            **_options(step_from_start, breakpoints, pause_on_exception)}
-    if code is not None:
-        body["code"] = code
-    return _events(conn.stream("POST", f"{API}/debug/{name}", cancel, json=body))
+    how = _options(step_from_start, breakpoints, pause_on_exception)
+    body = wire_debug.DebugRunOptions(params or {}, code, method, how.stepFromStart,
+                                      how.breakpoints, how.pauseOnException)
+    sent = {k: v for k, v in wire.encode(body).items() if k != "code" or code is not None}
+    return _events(conn.stream("POST", f"{API}/debug/{name}", cancel, json=sent))
 
 
 def replay(conn: HubConnection, run_id: str, cancel: CancelToken, *,
            step_from_start: bool = True, breakpoints: Iterable[int] = (),
            pause_on_exception: bool = False) -> Iterator[StreamEvent | DebugStack]:
     """A recorded run again under the debugger, its calls answered from the recording."""
-    return _events(conn.stream(
-        "POST", f"{API}/debug/replay/{run_id}", cancel,
-        json=_options(step_from_start, breakpoints, pause_on_exception)))
+    body = wire.encode(_options(step_from_start, breakpoints, pause_on_exception))
+    return _events(conn.stream("POST", f"{API}/debug/replay/{run_id}", cancel, json=body))
 
 
-def command(conn: HubConnection, session: str, name: str) -> dict[str, Any]:
-    """``step`` (= ``into``), ``over``, ``out``, ``continue``, ``stop`` or ``detach``."""
+def _command(conn: HubConnection, session: str, given: wire_debug.DebugCommand,
+             answer: type[T]) -> T:
+    sent = {k: v for k, v in wire.encode(given).items() if v is not None}
+    return conn.typed(answer, "POST", f"{API}/debug-session/{session}/command", json=sent)
+
+
+def command(conn: HubConnection, session: str,
+            name: str) -> wire_debug.DebugStepped | wire_debug.DebugDone:
+    """``step`` (= ``into``), ``over``, ``out``, ``continue``, ``stop`` or ``detach``:
+    whether a parked run was resumed by it (a stop answers only that it was done)."""
     if name not in COMMANDS:
         raise ValueError(f"not a debugger command: {name}")
-    answer: dict[str, Any] = conn.post(f"{API}/debug-session/{session}/command",
-                                       json={"command": name})
-    return answer
+    given = wire_debug.DebugCommand(name)
+    if name == "stop":
+        return _command(conn, session, given, wire_debug.DebugDone)
+    return _command(conn, session, given, wire_debug.DebugStepped)
 
 
 def configure(conn: HubConnection, session: str, *, breakpoints: Iterable[int] | None = None,
               step_from_start: bool | None = None,
-              pause_on_exception: bool | None = None) -> dict[str, Any]:
+              pause_on_exception: bool | None = None) -> wire_debug.DebugDone:
     """Change a running session's breakpoints, stepping or exception pauses (any time)."""
-    body: dict[str, Any] = {"command": "config"}
-    if breakpoints is not None:
-        body["breakpoints"] = sorted(set(breakpoints))
-    if step_from_start is not None:
-        body["stepFromStart"] = step_from_start
-    if pause_on_exception is not None:
-        body["pauseOnException"] = pause_on_exception
-    answer: dict[str, Any] = conn.post(f"{API}/debug-session/{session}/command", json=body)
-    return answer
+    lines = None if breakpoints is None else tuple(sorted(set(breakpoints)))
+    given = wire_debug.DebugCommand("config", step_from_start, lines, pause_on_exception)
+    return _command(conn, session, given, wire_debug.DebugDone)
 
 
 def expand(conn: HubConnection, session: str, handle: int) -> DebugExpanded:
     """One more level of a value from the current pause (a Conflict when not paused)."""
-    got = conn.post(f"{API}/debug-session/{session}/command",
-                    json={"command": "expand", "handle": handle})
-    return DebugExpanded(int(got.get("handle", handle)), dict(got.get("entries") or {}),
-                         int(got.get("more") or 0), got.get("error"))
+    got = _command(conn, session, wire_debug.DebugCommand("expand", handle=handle),
+                   wire_debug.DebugExpansion)
+    return DebugExpanded(got.handle, got.entries, got.more, got.error)
 
 
 def attach(conn: HubConnection, name: str, *, step_from_start: bool = True,
            pause_on_exception: bool = False) -> Attached:
     """Open a live session on page job ``name``."""
-    got = conn.post(f"{API}/debug/{name}/attach", json={
-        "stepFromStart": step_from_start, "pauseOnException": pause_on_exception})
-    return Attached(str(got["session"]), str(got["url"]))
+    body = wire.encode(wire_debug.DebugAttach(step_from_start, pause_on_exception))
+    return conn.typed(wire_debug.DebugAttached, "POST", f"{API}/debug/{name}/attach",
+                      json=body)
 
 
 def session_events(conn: HubConnection, session: str,
                    cancel: CancelToken) -> Iterator[StreamEvent | DebugStack]:
     """An attached session's events (request, stack, pause, log, answer) until it ends."""
     return _events(conn.stream("GET", f"{API}/debug-session/{session}/events", cancel))
-
