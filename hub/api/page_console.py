@@ -21,8 +21,7 @@ from starlette.requests import Request
 from hub.api.deps import hub_of
 from hub.api.inbound import Inbound
 from hub.auth import Caller
-from hub.engine.engine import RunResult
-from hub.history.record import mask_params
+from hub.services.run_outcome import RunResult, mask_params
 
 DRAWER_ID = "webjobs-console"
 # A runaway log must not turn a page into megabytes of drawer.

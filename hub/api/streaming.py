@@ -24,8 +24,7 @@ from hub.api.answers import (
 from hub.api.inbound import ClientGone, Inbound
 from hub.api.page_console import console_drawer
 from hub.auth import Caller
-from hub.engine.background import background
-from hub.engine.engine import RunResult
+from hub.services.run_outcome import RunResult, background
 from hub.services.runs import JobRunner, LoadedJob, new_job_id
 from shared.ndjson import LogLine, encode_line
 

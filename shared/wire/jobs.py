@@ -6,9 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from shared.wire.history import JobStats
+from shared.wire.schedules import JobScheduleRef
+
 __all__ = ["AvailableJob", "CheckAnswer", "CheckRequest", "CheckedProblem", "DeletedJobInfo",
-           "DeletedJobs", "JobDeletedAnswer", "JobLimits", "JobList", "JobSaved", "JobSchedule",
-           "JobStats", "JobSummary", "LastRunInfo", "PassedOn", "RunInFlight", "RunningList",
+           "DeletedJobs", "JobDeletedAnswer", "JobLimits", "JobList", "JobSaved",
+           "JobSummary", "PassedOn", "RunInFlight", "RunningList",
            "SaveRequest", "StoppedHere"]
 
 
@@ -43,41 +46,11 @@ class JobSummary:
 
 
 @dataclass(frozen=True)
-class LastRunInfo:
-    started: float  # epoch seconds
-    outcome: str | None  # success | failed | running | interrupted
-    runtime: int | None  # ms
-    by: str | None
-
-
-@dataclass(frozen=True)
-class JobStats:
-    """A job's figures from the run history (zeros when it never ran)."""
-
-    runs: int
-    failures: int
-    successRate: float | None
-    lastRun: LastRunInfo | None
-    p50Runtime: int | None  # ms
-    running: bool
-
-
-@dataclass(frozen=True)
-class JobSchedule:
-    """A schedule that runs the job (the Schedules page has the rest of it)."""
-
-    id: int
-    name: str
-    enabled: bool
-    cron: str
-
-
-@dataclass(frozen=True)
 class AvailableJob(JobSummary):
     """One job of ``GET /available``."""
 
-    stats: JobStats
-    schedules: tuple[JobSchedule, ...]
+    stats: JobStats  # from the run history (shared.wire.history)
+    schedules: tuple[JobScheduleRef, ...]
     scheduled: bool  # one of its schedules is enabled
 
 
