@@ -32,6 +32,8 @@ FILE_NAME = "history.db"
 class LocalHistoryStore(SqlHistoryStore):
     """A :class:`SqlHistoryStore` on its own SQLite file (see the module docstring)."""
 
+    shared = False  # this node's own file
+
     def __init__(self, db: HubDatabase, *, max_runs: int, retention_days: int) -> None:
         super().__init__(db, kind="local", retention_days=retention_days, max_runs=max_runs,
                          own_db=True)

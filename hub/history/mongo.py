@@ -80,6 +80,7 @@ class MongoHistoryStore:
     """
 
     kind = "mongo"
+    shared = True  # one collection for every node
 
     def __init__(self, collection: Any, *, retention_days: int = 90, client: Any = None,
                  unreachable: tuple[type[BaseException], ...] = (),
