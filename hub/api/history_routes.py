@@ -9,10 +9,11 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.requests import Request
 
-from hub.api.deps import hub_of, owner_of
-from hub.history.base import MAX_PAGE, HistoryQuery, JobStats
-from hub.history.record import OUTCOMES, SOURCES, RunRecord
+from hub.api.deps import CatalogDep, HistoryDep, OwnerDep, RunnerDep, SettingsDep
+from hub.services.history import MAX_PAGE, History, HistoryQuery, JobStats, RunRecord
 from shared.errors import BadRequest, NotFound
+from shared.outcomes import OUTCOMES, SOURCES
+from shared.wire.history import HistoryPage, Metrics, RunDetail, RunLogs
 
 router = APIRouter(prefix="/api/webjobs")
 MAX_OFFSET = 10_000_000
@@ -99,21 +100,19 @@ def history_query(request: Request) -> HistoryQuery:
         schedule_id=_text_param(q.get("schedule"), "schedule"))
 
 
-@router.get("/history")
-async def history(request: Request) -> dict[str, Any]:
-    await owner_of(request)
+@router.get("/history", response_model=HistoryPage)
+async def history(request: Request, _owner: OwnerDep, runs: HistoryDep) -> object:
     query = history_query(request)
-    runs = await hub_of(request).history.search(query)
-    return {"runs": [r.summary_json() for r in runs], "limit": query.limit,
+    found = await runs.search(query)
+    return {"runs": [r.summary_json() for r in found], "limit": query.limit,
             "offset": query.offset}
 
 
-@router.get("/metrics")
-async def metrics(request: Request) -> dict[str, Any]:
-    await owner_of(request)
-    hub = hub_of(request)
-    figures = await hub.history.metrics()
-    engine = hub.engine.metrics()
+@router.get("/metrics", response_model=Metrics)
+async def metrics(_owner: OwnerDep, history: HistoryDep, runner: RunnerDep,
+                  catalog: CatalogDep, settings: SettingsDep) -> object:
+    figures = await history.metrics()
+    engine = runner.engine.metrics()
     done = figures.successes + figures.failures
     return {
         "total": figures.total, "successes": figures.successes, "failures": figures.failures,
@@ -123,29 +122,28 @@ async def metrics(request: Request) -> dict[str, Any]:
         "failuresToday": figures.failures_today, "runsPerHour": figures.runs_per_hour,
         "failuresPerHour": figures.failures_per_hour, "p95PerHour": figures.p95_per_hour_ms,
         "workersRunning": engine["workersRunning"], "workersQueued": engine["workersQueued"],
-        "workersMax": engine["workersMax"], "node": hub.settings.node,
-        "stores": {"jobs": hub.catalog.store.kind, "history": hub.history.describe()},
+        "workersMax": engine["workersMax"], "node": settings.node,
+        "stores": {"jobs": catalog.store.kind, "history": history.describe()},
     }
 
 
-async def _run_record(request: Request, job_id: str) -> RunRecord:
-    await owner_of(request)
+async def _run_record(history: History, job_id: str) -> RunRecord:
     if not job_id or len(job_id) > 100:
         raise NotFound("No run with that id")
-    record = await hub_of(request).history.get(job_id)
+    record = await history.get(job_id)
     if record is None:
         raise NotFound(f"No run '{job_id}' in history")
     return record
 
 
-@router.get("/{job_id}/output")
-async def output(job_id: str, request: Request) -> dict[str, Any]:
-    return (await _run_record(request, job_id)).as_json()
+@router.get("/{job_id}/output", response_model=RunDetail)
+async def output(job_id: str, _owner: OwnerDep, history: HistoryDep) -> object:
+    return (await _run_record(history, job_id)).as_json()
 
 
-@router.get("/{job_id}/logs")
-async def logs(job_id: str, request: Request) -> dict[str, Any]:
-    record = await _run_record(request, job_id)
+@router.get("/{job_id}/logs", response_model=RunLogs)
+async def logs(job_id: str, _owner: OwnerDep, history: HistoryDep) -> object:
+    record = await _run_record(history, job_id)
     return {"jobId": record.job_id, "outcome": record.outcome, "logs": list(record.logs),
             "truncated": record.logs_truncated}
 

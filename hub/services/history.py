@@ -19,7 +19,7 @@ from typing import Any
 from hub.auth import Caller
 from hub.engine.engine import RunResult
 from hub.engine.redaction import NO_SECRETS, Redactor
-from hub.history.base import HistoryQuery, HistoryStore, JobStats, Metrics
+from hub.history.base import MAX_PAGE, HistoryQuery, HistoryStore, JobStats, Metrics
 from hub.history.record import (
     MAX_RESULT_BYTES,
     RunRecord,
@@ -36,7 +36,10 @@ from hub.history.recorder import Recorder
 from hub.history.sqlstore import INTERRUPTED
 from hub.settings import Settings
 
-__all__ = ["RUNNING_VISIBLE_AFTER_S", "History", "RunStart", "open_history", "record_caller"]
+# The query and answer types the history routes speak, re-exported so that routes
+# reach history through this service only.
+__all__ = ["MAX_PAGE", "RUNNING_VISIBLE_AFTER_S", "History", "HistoryQuery", "JobStats",
+           "Metrics", "RunRecord", "RunStart", "open_history", "record_caller"]
 
 log = logging.getLogger("webhub.history")
 SPOOL_FILE = "history-spool.jsonl"
@@ -160,7 +163,7 @@ class History:
     @property
     def shared(self) -> bool:
         """Every node writes this history (``sql``, ``mongo``), not just this one."""
-        return self.store.kind != "local"
+        return self.store.shared
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.store.kind, "storeReachable": not self.recorder.store_down,

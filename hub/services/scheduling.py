@@ -25,7 +25,7 @@ from hub.cluster.nodes import NodeRegistry
 from hub.engine.engine import new_ref
 from hub.history.record import RunRecord
 from hub.schedule.cron import parse_cron
-from hub.schedule.model import Schedule, stored_params
+from hub.schedule.model import Schedule, check_schedule_input, stored_params
 from hub.schedule.scheduler import LEASE_S, NodeLiveness, Scheduler
 from hub.schedule.store import ScheduleStore
 from hub.schedule.timing import Firing, Missed
@@ -34,7 +34,7 @@ from hub.services.runs import JobRunner, new_job_id
 from hub.store.hubdb import iso_of
 from shared.errors import WebJobsError
 
-__all__ = ["RegistryLiveness", "Scheduling", "describe_schedule"]
+__all__ = ["RegistryLiveness", "Schedule", "Scheduling", "describe_schedule", "preview"]
 
 log = logging.getLogger("webhub.schedule")
 PREVIEW_TIMES = 5
@@ -182,6 +182,44 @@ class Scheduling:
 
     async def reload(self) -> int:
         return await self.scheduler.reload()
+
+    # -- the Scheduler page's changes: the store written, then this node's scheduler told
+
+    async def get(self, schedule_id: int) -> Schedule | None:
+        return await asyncio.to_thread(self.store.get, schedule_id)
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """Every schedule described, with whether this node is running it now."""
+        found = await asyncio.to_thread(self.store.list_schedules)
+        running = {s["id"] for s in self.scheduler.status() if s.get("running")}
+        return [describe_schedule(s, s.id in running) for s in found]
+
+    def loaded(self) -> list[dict[str, Any]]:
+        """The schedules this node's scheduler holds now."""
+        return self.scheduler.status()
+
+    async def create(self, data: dict[str, Any], default_tz: str,
+                     by: str | None) -> dict[str, Any]:
+        """``data`` (a request's body) checked and saved; the new schedule described."""
+        given = check_schedule_input(data, default_tz)
+        made = await asyncio.to_thread(self.store.create, given, by)
+        await self.changed(made.id)
+        return describe_schedule(made)
+
+    async def update(self, current: Schedule, data: dict[str, Any],
+                     default_tz: str) -> dict[str, Any]:
+        """``data`` (what changes) merged into ``current``, checked and saved."""
+        given = check_schedule_input(data, default_tz, existing=current)
+        saved = await asyncio.to_thread(self.store.update, current.id, given)
+        await self.changed(current.id)
+        return describe_schedule(saved)
+
+    async def delete(self, schedule_id: int) -> bool:
+        """Whether there was such a schedule."""
+        if not await asyncio.to_thread(self.store.delete, schedule_id):
+            return False
+        await self.changed(schedule_id)
+        return True
 
     async def run_now(self, schedule: Schedule, params: dict[str, Any] | None) -> str:
         """Run a schedule's job at once (the Scheduler page's *Run now*), outside its
