@@ -1,7 +1,8 @@
 """Typed calls for run history, metrics and health: the History and Metrics pages.
 
-Each function blocks (call it through ``session.tasks``) and turns the hub's camelCase
-JSON into frozen dataclasses, so pages and models never index raw dicts."""
+Each function blocks (call it through ``session.tasks``); answers are decoded into the
+wire's shapes (``shared.wire.history``, ``shared.wire.health``) and turned into the
+console's own frozen views here, so pages and models never index raw dicts."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from typing import Any
 from console_app.client.connection import API, HubConnection
 from shared.ndjson import LogLine
 from shared.outcomes import OUTCOMES, SOURCES
+from shared.wire import health as wire_health
+from shared.wire import history as wire
+from shared.wire.schedules import ScheduleHistory
 
 __all__ = [
     "OUTCOMES", "SOURCES", "Health", "HistoryFilters", "MetricsSnapshot",
@@ -78,18 +82,14 @@ class RunSummary:
         return f"{who} ({self.source})"
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunSummary:
-        caller = data.get("caller") or {}
+    def of(cls, run: wire.RunSummary) -> RunSummary:
         return cls(
-            run_id=str(data["jobId"]), job_name=str(data.get("jobName", "")),
-            outcome=str(data.get("outcome", "")), source=str(data.get("source", "")),
-            caller_kind=str(caller.get("kind", "")), caller_name=caller.get("name"),
-            started=float(data.get("started") or 0), node=str(data.get("node", "")),
-            runtime_ms=data.get("runtimeMs"), code=data.get("code"),
-            message=data.get("message"), http_status=data.get("httpStatus"),
-            params=data.get("params"), schedule_id=data.get("scheduleId"),
-            schedule_name=data.get("scheduleName"), ref=str(data.get("ref") or ""),
-            limit=data.get("limit"))
+            run_id=run.jobId, job_name=run.jobName, outcome=str(run.outcome),
+            source=str(run.source), caller_kind=run.caller.kind, caller_name=run.caller.name,
+            started=run.started, node=run.node, runtime_ms=run.runtimeMs, code=run.code,
+            message=run.message, http_status=run.httpStatus, params=run.params,
+            schedule_id=run.scheduleId, schedule_name=run.scheduleName, ref=run.ref,
+            limit=run.limit)
 
 
 @dataclass(frozen=True)
@@ -108,15 +108,12 @@ class RunDetail:
     job_version: int | None = None
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunDetail:
-        logs = tuple(LogLine(str(x.get("level", "log")), str(x.get("message", "")),
-                             int(x.get("ms") or 0)) for x in data.get("logs") or ())
-        return cls(summary=RunSummary.from_json(data), logs=logs,
-                   logs_truncated=bool(data.get("logsTruncated")), result=data.get("result"),
-                   result_type=data.get("resultType"), result_format=data.get("resultFormat"),
-                   result_truncated=bool(data.get("resultTruncated")),
-                   result_size=int(data.get("resultSize") or 0),
-                   calls=tuple(data.get("calls") or ()), job_version=data.get("jobVersion"))
+    def of(cls, run: wire.RunDetail) -> RunDetail:
+        logs = tuple(LogLine(x.level, x.message, x.ms) for x in run.logs)
+        return cls(summary=RunSummary.of(run), logs=logs, logs_truncated=run.logsTruncated,
+                   result=run.result, result_type=run.resultType,
+                   result_format=run.resultFormat, result_truncated=run.resultTruncated,
+                   result_size=run.resultSize, calls=run.calls, job_version=run.jobVersion)
 
 
 @dataclass(frozen=True)
@@ -151,21 +148,20 @@ class MetricsSnapshot:
     stores: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> MetricsSnapshot:
-        runtime = data.get("runtime") or {}
+    def of(cls, figures: wire.Metrics) -> MetricsSnapshot:
+        runtime = figures.runtime
+        history = figures.stores.history
         return cls(
-            total=int(data.get("total") or 0), successes=int(data.get("successes") or 0),
-            failures=int(data.get("failures") or 0), success_rate=data.get("successRate"),
-            p50_ms=runtime.get("p50"), p95_ms=runtime.get("p95"), max_ms=runtime.get("max"),
-            failures_today=int(data.get("failuresToday") or 0),
-            runs_per_hour=tuple(int(x) for x in data.get("runsPerHour") or ()),
-            failures_per_hour=tuple(int(x) for x in data.get("failuresPerHour") or ()),
-            p95_per_hour=tuple(None if x is None else int(x)
-                               for x in data.get("p95PerHour") or ()),
-            workers_running=int(data.get("workersRunning") or 0),
-            workers_queued=int(data.get("workersQueued") or 0),
-            workers_max=int(data.get("workersMax") or 0), node=str(data.get("node", "")),
-            stores=dict(data.get("stores") or {}))
+            total=figures.total, successes=figures.successes, failures=figures.failures,
+            success_rate=figures.successRate, p50_ms=runtime.p50, p95_ms=runtime.p95,
+            max_ms=runtime.max, failures_today=figures.failuresToday,
+            runs_per_hour=figures.runsPerHour, failures_per_hour=figures.failuresPerHour,
+            p95_per_hour=figures.p95PerHour, workers_running=figures.workersRunning,
+            workers_queued=figures.workersQueued, workers_max=figures.workersMax,
+            node=figures.node,
+            stores={"jobs": figures.stores.jobs,
+                    "history": {"kind": history.kind, "storeReachable": history.storeReachable,
+                                "spooled": history.spooled}})
 
 
 @dataclass(frozen=True)
@@ -177,32 +173,33 @@ class Health:
     workers_max: int
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Health:
-        return cls(bool(data.get("ok")), str(data.get("node", "")),
-                   int(data.get("workersRunning") or 0), int(data.get("workersQueued") or 0),
-                   int(data.get("workersMax") or 0))
+    def of(cls, health: wire_health.Health) -> Health:
+        return cls(health.ok, health.node, health.workersRunning, health.workersQueued,
+                   health.workersMax)
 
 
 def list_runs(conn: HubConnection, filters: HistoryFilters) -> RunPage:
     """One page of history, newest first; a schedule filter uses the schedule's route
     so a deleted schedule answers SYS-404 instead of an empty page."""
     params = filters.params()
+    query = {k: v for k, v in params.items() if v is not None}
+    found: ScheduleHistory | wire.HistoryPage
     if filters.schedule:
-        schedule = params.pop("schedule")
-        answer = conn.get(f"{API}/schedules/{schedule}/history", **params)
+        schedule = query.pop("schedule")
+        found = conn.typed(ScheduleHistory, "GET", f"{API}/schedules/{schedule}/history",
+                           params=query)
     else:
-        answer = conn.get(f"{API}/history", **params)
-    runs = tuple(RunSummary.from_json(r) for r in answer.get("runs") or ())
-    return RunPage(runs, filters.limit, filters.offset)
+        found = conn.typed(wire.HistoryPage, "GET", f"{API}/history", params=query)
+    return RunPage(tuple(RunSummary.of(r) for r in found.runs), filters.limit, filters.offset)
 
 
 def get_run(conn: HubConnection, run_id: str) -> RunDetail:
-    return RunDetail.from_json(conn.get(f"{API}/{run_id}/output"))
+    return RunDetail.of(conn.typed(wire.RunDetail, "GET", f"{API}/{run_id}/output"))
 
 
 def get_metrics(conn: HubConnection) -> MetricsSnapshot:
-    return MetricsSnapshot.from_json(conn.get(f"{API}/metrics"))
+    return MetricsSnapshot.of(conn.typed(wire.Metrics, "GET", f"{API}/metrics"))
 
 
 def get_health(conn: HubConnection) -> Health:
-    return Health.from_json(conn.get(f"{API}/health"))
+    return Health.of(conn.typed(wire_health.Health, "GET", f"{API}/health"))

@@ -1,9 +1,10 @@
 """Typed calls for schedules: the Scheduler page and its Add/Edit dialog.
 
-Blocking, like every client call (go through ``session.tasks``); the hub's JSON
-becomes frozen dataclasses. A schedule's parameters are stored by the hub as JSON
-text: :attr:`ScheduleInfo.params` keeps that text and :meth:`ScheduleInfo.params_dict`
-reads it, so a schedule whose stored text is not an object still lists."""
+Blocking, like every client call (go through ``session.tasks``); answers are decoded
+into the wire's shapes (``shared.wire.schedules``) and become the console's frozen
+views. A schedule's parameters are stored by the hub as JSON text:
+:attr:`ScheduleInfo.params` keeps that text and :meth:`ScheduleInfo.params_dict` reads
+it, so a schedule whose stored text is not an object still lists."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from console_app.client.connection import API, HubConnection
+from shared.wire import encode
+from shared.wire import schedules as wire
 
 __all__ = [
     "CATCH_UP_MODES", "OVERLAP_MODES", "CronPreview", "ScheduleDraft", "ScheduleInfo",
     "create_schedule", "delete_schedule", "list_schedules", "preview_cron", "run_now",
-    "set_enabled", "update_schedule",
+    "schedule_body", "set_enabled", "update_schedule",
 ]
 
 CATCH_UP_MODES = ("skip", "one")
@@ -53,19 +56,17 @@ class ScheduleInfo:
         return value if isinstance(value, dict) else {}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ScheduleInfo:
-        last = data.get("lastRun") or {}
+    def of(cls, schedule: wire.Schedule) -> ScheduleInfo:
+        last = schedule.lastRun
         return cls(
-            schedule_id=int(data["id"]), name=str(data.get("name", "")),
-            job_name=str(data.get("jobName", "")), cron=str(data.get("cron", "")),
-            cron_text=str(data.get("cronText", "")), timezone=str(data.get("timezone", "")),
-            params=str(data.get("params") or "{}"), enabled=bool(data.get("enabled")),
-            catch_up=str(data.get("catchUp") or "skip"),
-            overlap=str(data.get("overlap") or "skip"),
-            max_retries=int(data.get("maxRetries") or 0), last_run=last.get("when"),
-            last_outcome=last.get("outcome"), next_run=data.get("nextRun"),
-            running=bool(data.get("running")), retry_at=data.get("retryAt"),
-            retry_attempt=int(data.get("retryAttempt") or 0))
+            schedule_id=schedule.id, name=schedule.name, job_name=schedule.jobName,
+            cron=schedule.cron, cron_text=schedule.cronText, timezone=schedule.timezone,
+            params=schedule.params or "{}", enabled=schedule.enabled,
+            catch_up=schedule.catchUp or "skip", overlap=schedule.overlap or "skip",
+            max_retries=schedule.maxRetries, last_run=None if last is None else last.when,
+            last_outcome=None if last is None else last.outcome, next_run=schedule.nextRun,
+            running=schedule.running, retry_at=schedule.retryAt,
+            retry_attempt=schedule.retryAttempt)
 
 
 @dataclass(frozen=True)
@@ -82,14 +83,18 @@ class ScheduleDraft:
     overlap: str = "skip"
     max_retries: int = 0
 
-    def as_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "name": self.name, "jobName": self.job_name, "cron": self.cron,
-            "params": self.params or {}, "enabled": self.enabled, "catchUp": self.catch_up,
-            "overlap": self.overlap, "maxRetries": self.max_retries}
-        if self.timezone:
-            body["timezone"] = self.timezone
-        return body
+    def fields(self) -> wire.ScheduleFields:
+        return wire.ScheduleFields(
+            name=self.name, jobName=self.job_name, cron=self.cron, params=self.params or {},
+            enabled=self.enabled, catchUp=self.catch_up, overlap=self.overlap,
+            maxRetries=self.max_retries, timezone=self.timezone or None)
+
+
+def schedule_body(fields: wire.ScheduleFields) -> dict[str, Any]:
+    """What is sent: only the fields given (a PUT changes what it names, and a null
+    would ask for that field to be cleared)."""
+    body: dict[str, Any] = {k: v for k, v in encode(fields).items() if v is not None}
+    return body
 
 
 @dataclass(frozen=True)
@@ -100,40 +105,42 @@ class CronPreview:
 
 
 def list_schedules(conn: HubConnection) -> list[ScheduleInfo]:
-    answer = conn.get(f"{API}/schedules")
-    return [ScheduleInfo.from_json(s) for s in answer.get("schedules") or ()]
+    found = conn.typed(wire.ScheduleList, "GET", f"{API}/schedules")
+    return [ScheduleInfo.of(s) for s in found.schedules]
 
 
 def create_schedule(conn: HubConnection, draft: ScheduleDraft) -> ScheduleInfo:
-    return ScheduleInfo.from_json(conn.post(f"{API}/schedules", json=draft.as_json())["schedule"])
+    saved = conn.typed(wire.ScheduleSaved, "POST", f"{API}/schedules",
+                       json=schedule_body(draft.fields()))
+    return ScheduleInfo.of(saved.schedule)
 
 
 def update_schedule(conn: HubConnection, schedule_id: int,
-                    changes: dict[str, Any]) -> ScheduleInfo:
-    answer = conn.put(f"{API}/schedules/{schedule_id}", json=changes)
-    return ScheduleInfo.from_json(answer["schedule"])
+                    changes: wire.ScheduleFields) -> ScheduleInfo:
+    saved = conn.typed(wire.ScheduleSaved, "PUT", f"{API}/schedules/{schedule_id}",
+                       json=schedule_body(changes))
+    return ScheduleInfo.of(saved.schedule)
 
 
 def set_enabled(conn: HubConnection, schedule_id: int, enabled: bool) -> ScheduleInfo:
-    return update_schedule(conn, schedule_id, {"enabled": enabled})
+    return update_schedule(conn, schedule_id, wire.ScheduleFields(enabled=enabled))
 
 
 def delete_schedule(conn: HubConnection, schedule_id: int) -> None:
-    conn.delete(f"{API}/schedules/{schedule_id}")
+    conn.typed(wire.ScheduleDeleted, "DELETE", f"{API}/schedules/{schedule_id}")
 
 
 def run_now(conn: HubConnection, schedule_id: int,
             params: dict[str, Any] | None = None) -> str:
     """Run the schedule's job at once; blocks until it ends. Its outcome."""
-    body = {} if params is None else {"params": params}
-    return str(conn.post(f"{API}/schedules/{schedule_id}/run", json=body)["outcome"])
+    ran = conn.typed(wire.ScheduleRun, "POST", f"{API}/schedules/{schedule_id}/run",
+                     json=encode(wire.ScheduleRunAsked(params)))
+    return str(ran.outcome)
 
 
 def preview_cron(conn: HubConnection, cron: str, timezone: str = "") -> CronPreview:
     """The plain words and next five fire times; a bad expression raises BadRequest."""
-    body: dict[str, Any] = {"cron": cron}
-    if timezone:
-        body["timezone"] = timezone
-    answer = conn.post(f"{API}/schedules/preview", json=body)
-    return CronPreview(str(answer.get("cronText", "")), str(answer.get("timezone", "")),
-                       tuple(str(t) for t in answer.get("next") or ()))
+    asked = wire.CronPreviewAsked(cron, timezone or None)
+    answer = conn.typed(wire.CronPreview, "POST", f"{API}/schedules/preview",
+                        json=encode(asked))
+    return CronPreview(answer.cronText, answer.timezone, answer.next)

@@ -224,7 +224,7 @@ class ScheduleDialog(QDialog):
                 return create_schedule(conn, draft)
         else:
             def work() -> ScheduleInfo:
-                return update_schedule(conn, existing.schedule_id, draft.as_json())
+                return update_schedule(conn, existing.schedule_id, draft.fields())
         self.buttons.setEnabled(False)
         self.session.tasks.run(work, self._saved, self._save_failed)
 

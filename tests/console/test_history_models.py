@@ -22,6 +22,8 @@ from console_app.models.history import (
 )
 from console_app.run.console import LEVEL_ROLE, TIME_ROLE, ConsoleModel
 from shared.ndjson import LogLine
+from shared.wire import decode
+from shared.wire import history as wire
 
 WIRE = {"jobId": "job_1", "jobName": "report", "source": "http", "outcome": "failed",
         "caller": {"kind": "user", "id": "1", "name": "owner", "userClass": "OWNER"},
@@ -31,7 +33,7 @@ WIRE = {"jobId": "job_1", "jobName": "report", "source": "http", "outcome": "fai
 
 
 def run(**changes: object) -> RunSummary:
-    return RunSummary.from_json({**WIRE, **changes})
+    return RunSummary.of(decode(wire.RunSummary, {**WIRE, **changes}, strict=True))
 
 
 def test_summary_from_wire_and_who_started_it() -> None:

@@ -9,11 +9,15 @@ from pytestqt.qtbot import QtBot
 
 from console_app.client.history import RunDetail
 from console_app.history.run_view import RunView, failure_line
+from shared.wire import decode
+from shared.wire import history as wire
 
 
 def _failed(message: str) -> RunDetail:
-    return RunDetail.from_json({"jobId": "job_1", "jobName": "report", "outcome": "failed",
-                                "code": "JOB-001", "message": message, "logs": []})
+    return RunDetail.of(decode(wire.RunDetail, {
+        "jobId": "job_1", "jobName": "report", "outcome": "failed", "source": "http",
+        "caller": {"kind": "owner"}, "started": 0, "node": "n1", "ref": "r",
+        "code": "JOB-001", "message": message, "logs": []}, strict=True))
 
 
 @pytest.mark.parametrize(("message", "line"), [

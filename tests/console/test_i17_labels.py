@@ -12,6 +12,8 @@ from console_app.history.fmt import age
 from console_app.models.schedules import NEXT, ScheduleTableModel
 from console_app.run.dialog import RunDialog, heading_subject, status_text
 from console_app.session import HubSession
+from shared.wire import decode
+from shared.wire.schedules import Schedule
 
 NOW = 1_800_000_000.0
 
@@ -28,7 +30,7 @@ def test_an_overdue_next_run_is_due_not_past() -> None:
     wire = {"id": 1, "name": "n", "jobName": "j", "cron": "* * * * *", "cronText": "",
             "timezone": "UTC", "params": "{}", "enabled": True, "nextRun": NOW - 0.5}
     model = ScheduleTableModel(clock=lambda: NOW)
-    model.set_schedules([ScheduleInfo.from_json(wire)])
+    model.set_schedules([ScheduleInfo.of(decode(Schedule, wire, strict=True))])
     text = model.data(model.index(0, NEXT))
     assert text.endswith("(due now)") and "in 0 s" not in text
 

@@ -19,6 +19,8 @@ from console_app.pages.metrics import MetricsPage
 from console_app.session import HubSession
 from console_app.tasks import TaskManager
 from shared.errors import JobFailed
+from shared.wire import decode
+from shared.wire.history import Metrics
 
 API = "/api/webjobs"
 JSON = {"Accept": "application/json"}
@@ -30,8 +32,10 @@ def snapshot(**changes: object) -> MetricsSnapshot:
             "runtime": {"p50": 40, "p95": 1500, "max": 3000}, "failuresToday": 2,
             "runsPerHour": [0] * 23 + [4], "failuresPerHour": [0] * 23 + [1],
             "p95PerHour": [None] * 23 + [900], "workersRunning": 1, "workersQueued": 0,
-            "workersMax": 3, "node": "n1", **changes}
-    return MetricsSnapshot.from_json(wire)
+            "workersMax": 3, "node": "n1",
+            "stores": {"jobs": "files", "history": {"kind": "local", "storeReachable": True,
+                                                    "spooled": 0}}, **changes}
+    return MetricsSnapshot.of(decode(Metrics, wire, strict=True))
 
 
 def test_hourly_series_takes_the_hubs_hours() -> None:
@@ -51,7 +55,8 @@ def test_cards_read_well() -> None:
     assert shown["runtime"].value == "40 ms / 1.5 s" and shown["runtime"].detail == "max 3.0 s"
     assert shown["today"].value == "2"
     assert shown["workers"].value == "2 / 1 / 3"  # /health is the fresher figure
-    empty = {c.key: c for c in cards(snapshot(successRate=None, runtime={}))}
+    no_runtime = {"p50": None, "p95": None, "max": None}
+    empty = {c.key: c for c in cards(snapshot(successRate=None, runtime=no_runtime))}
     assert empty["rate"].value == "—" and empty["runtime"].value == "— / —"
 
 

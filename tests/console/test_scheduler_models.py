@@ -5,8 +5,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from pytestqt.modeltest import ModelTester
 
-from console_app.client.schedules import CronPreview, ScheduleDraft, ScheduleInfo
+from console_app.client.schedules import CronPreview, ScheduleDraft, ScheduleInfo, schedule_body
 from console_app.models.schedules import LAST, NEXT, ON, WHEN, CronCheck, Roles, ScheduleTableModel
+from shared.wire import decode
+from shared.wire.schedules import Schedule
 
 NOW = 1_800_000_000.0
 WIRE = {"id": 3, "name": "nightly", "jobName": "report", "cron": "30 2 * * 1-5",
@@ -17,16 +19,16 @@ WIRE = {"id": 3, "name": "nightly", "jobName": "report", "cron": "30 2 * * 1-5",
 
 
 def info(**changes: object) -> ScheduleInfo:
-    return ScheduleInfo.from_json({**WIRE, **changes})
+    return ScheduleInfo.of(decode(Schedule, {**WIRE, **changes}, strict=True))
 
 
 def test_schedule_from_wire_and_draft_to_wire() -> None:
     item = info()
     assert item.params_dict() == {"days": 7} and item.last_outcome == "failed"
     assert info(params="not json").params_dict() == {}
-    body = ScheduleDraft("n", "report", "* * * * *").as_json()
+    body = schedule_body(ScheduleDraft("n", "report", "* * * * *").fields())
     assert body["enabled"] is False and "timezone" not in body and body["params"] == {}
-    assert ScheduleDraft("n", "j", "@daily", timezone="Europe/Paris").as_json()[
+    assert schedule_body(ScheduleDraft("n", "j", "@daily", timezone="Europe/Paris").fields())[
         "timezone"] == "Europe/Paris"
 
 
