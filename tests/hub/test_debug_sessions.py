@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from hub.api.debug_routes import COMMAND_BODY
 from hub.auth import SYSTEM, Caller
 from hub.services.debugging import (
     IDLE_LIMIT_S,
@@ -18,6 +19,7 @@ from hub.services.debugging import (
 )
 from shared.errors import BadRequest, Conflict, NotFound
 from shared.ndjson import DebugPause
+from shared.wire.debug import DebugCommand
 
 
 class Clock:
@@ -68,7 +70,7 @@ def test_driving_keeps_a_session_alive_and_only_its_owner_drives_it() -> None:
         parked = asyncio.ensure_future(session.call("debug.pause", pause(1)))
         await next_pause(session)
         clock.now += IDLE_LIMIT_S - 10
-        await session.command("step", {})
+        await session.command(DebugCommand("step"))
         assert await parked == {}
         clock.now += 20
         assert sessions.sweep() == 0
@@ -85,14 +87,14 @@ def test_pausing_rules_and_bad_commands() -> None:
         parked = asyncio.ensure_future(session.call("debug.pause", pause(5)))
         assert (await next_pause(session)).line == 5
         with pytest.raises(BadRequest, match="not a debugger command"):
-            await session.command("jump", {})
+            await session.command(DebugCommand("jump"))
         with pytest.raises(BadRequest, match="line numbers"):
-            await session.command("config", {"breakpoints": ["ten"]})
-        await session.command("detach", {})
+            await session.command(DebugCommand("config", breakpoints=(0,)))
+        await session.command(DebugCommand("detach"))
         assert await parked == {}
         assert await session.call("debug.pause", pause(9, "breakpoint")) == {}  # detached
         with pytest.raises(Conflict):
-            await session.command("expand", {"handle": 1})  # not paused
+            await session.command(DebugCommand("expand", handle=1))  # not paused
 
     asyncio.run(scenario())
 
@@ -101,9 +103,9 @@ def test_config_changes_how_an_attached_sessions_next_requests_start() -> None:
     async def scenario() -> None:
         sessions = DebugSessions(Clock())
         session = sessions.attach("ann", "page", lambda _m: None, True)
-        await session.command("config", {"stepFromStart": False})
+        await session.command(DebugCommand("config", stepFromStart=False))
         assert session.step_from_start is False  # the next request runs to a breakpoint
-        await session.command("config", {"stepFromStart": True})
+        await session.command(DebugCommand("config", stepFromStart=True))
         assert session.step_from_start is True
 
     asyncio.run(scenario())
@@ -120,3 +122,16 @@ def test_an_owner_named_system_is_not_the_system_token() -> None:
         sessions.get(mine.id, owner_key(namesake))
     assert sessions.tagged(mine.id, owner_key(namesake), "page") is None
     assert sessions.tagged(mine.id, owner_key(SYSTEM), "page") is mine
+
+
+def test_a_commands_body_is_checked_by_its_wire_shape() -> None:
+    """Types are the wire's (HUB-001 naming the field, before any session sees it);
+    a line from 1 up and a known command are the session's."""
+    with pytest.raises(BadRequest, match=r"'breakpoints\.0' must be a whole number"):
+        COMMAND_BODY.check({"command": "config", "breakpoints": ["ten"]})
+    with pytest.raises(BadRequest, match="'command' must be a string"):
+        COMMAND_BODY.check({"command": 5})
+    with pytest.raises(BadRequest, match="'stepFromStart' must be true or false"):
+        COMMAND_BODY.check({"command": "config", "stepFromStart": "yes"})
+    assert COMMAND_BODY.check({"command": "expand", "handle": 3}) == DebugCommand(
+        "expand", handle=3)
