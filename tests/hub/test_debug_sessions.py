@@ -44,7 +44,7 @@ async def next_pause(session: DebugSession) -> DebugPause:
 
 def test_a_session_left_alone_for_ten_minutes_is_stopped() -> None:
     async def scenario() -> None:
-        clock, stopped = Clock(), []
+        clock, stopped = Clock(), list[str]()
         sessions = DebugSessions(clock)
         session = sessions.open("ann", "job", stopped.append, True, set())
         parked = asyncio.ensure_future(session.call("debug.pause", pause(3)))
