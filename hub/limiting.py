@@ -11,7 +11,8 @@ shares them.
 
 When Redis or the database cannot be reached, each node counts alone (its own
 in-memory limiter and throttle, as if it were the only node) until the shared
-store answers again: a public webhook keeps answering, and sign-in keeps a throttle
+store answers again (:mod:`hub.admission` for where a public hit is counted on
+PostgreSQL): a public webhook keeps answering, and sign-in keeps a throttle
 that at worst lets each node's allowance through. Failing closed would lock every
 owner out of every node for as long as Redis is down. The outage is logged as a
 warning at most once a minute; after a failure the shared store is tried again
@@ -21,6 +22,7 @@ only every few seconds, so a hung server costs no request more than one timeout.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -42,9 +44,10 @@ from hub.abuse import (
     sign_in_keys,
     sign_in_refusal,
 )
+from hub.admission import Admission, defer_admission, run_follows
 from hub.settings import Settings
 from hub.store.hubdb import HubDatabase, open_hub_database
-from hub.store.limits_store import LimitsStore, SignInCounts
+from hub.store.limits_store import LimitsStore, SignInCounts, Step
 from shared.errors import InternalError, StoreUnavailable
 
 __all__ = ["SHARED_PREFIX", "Limits", "RequestLimit", "SignInGuard", "canonical_address",
@@ -59,6 +62,7 @@ SIGN_IN_BUCKETS = 60            # database buckets per sign-in window
 PRUNE_EVERY_S = 60.0
 DB_THREADS = 4                  # as many as the limits' connection pool holds
 DB_WAIT_S = 2.0                 # a database call slower than this counts as an outage
+REFUSALS_KEPT = 10_000          # refused counters remembered per limit (their waits)
 T = TypeVar("T")
 
 
@@ -155,28 +159,73 @@ class Outage:
 
 
 class SharedRequestLimit:
-    """At most ``per_minute`` requests per key in any 60 s across the cluster."""
+    """At most ``per_minute`` requests per key in any 60 s across the cluster.
+
+    Counted in a PostgreSQL hub database, a public hit whose run follows waits for it
+    (:mod:`hub.admission`), which counts it in the statement that writes its row in the
+    cluster's registry; a
+    key refused there is refused on this node without a statement until the wait it
+    was given is over (only hits free a place, and none leaves the window before)."""
 
     def __init__(self, counters: Counters, outage: Outage, per_minute: int, kind: str) -> None:
         self.per_minute = per_minute
         self._counters, self._outage, self._kind = counters, outage, kind
         self._local = RateLimiter(per_minute)
+        self._defers = (kind == "public" and isinstance(counters, DatabaseCounters)
+                        and counters.carries)
+        self._refused: dict[str, float] = {}  # counter -> monotonic end of its wait
 
     async def admit(self, key: str) -> None:
         if self.per_minute <= 0:
             return
-        if self._outage.usable():
-            try:
-                wait = await self._counters.hit(counter_key(self._kind, canonical_address(key)),
-                                                self.per_minute)
-            except self._counters.errors as exc:
-                self._outage.failed(exc)
+        if not self._outage.usable():
+            self._local.hit(key)
+            return
+        counter = counter_key(self._kind, canonical_address(key))
+        if not self._defers:
+            await self._decide(key, counter, ())
+            return
+        self._refuse_if_known(counter)
+        if run_follows():
+            defer_admission(Admission(functools.partial(self._decide, key, counter)))
+        else:
+            await self._decide(key, counter, ())
+
+    async def _decide(self, key: str, counter: str, steps: Sequence[Step]) -> bool:
+        """Count one hit, carrying ``steps`` when there are any; whether they went with
+        it. Refused: ``TooManyRequests``. The shared store down: this node's count."""
+        try:
+            if steps:
+                assert isinstance(self._counters, DatabaseCounters)
+                wait = await self._counters.hit_with(counter, self.per_minute, steps)
             else:
-                self._outage.answered()
-                if wait > 0:
-                    raise rate_refusal(wait)
-                return
-        self._local.hit(key)
+                wait = await self._counters.hit(counter, self.per_minute)
+        except self._counters.errors as exc:
+            self._outage.failed(exc)
+            self._local.hit(key)
+            return False
+        self._outage.answered()
+        if wait > 0:
+            if self._defers:
+                self._remember_refusal(counter, wait)
+            raise rate_refusal(wait)
+        return bool(steps)
+
+    def _refuse_if_known(self, counter: str) -> None:
+        until = self._refused.get(counter)
+        if until is None:
+            return
+        left = until - time.monotonic()
+        if left > 0:
+            raise rate_refusal(left)
+        del self._refused[counter]
+
+    def _remember_refusal(self, counter: str, wait: float) -> None:
+        now = time.monotonic()
+        if len(self._refused) >= REFUSALS_KEPT:
+            self._refused = {c: t for c, t in self._refused.items() if t > now}
+        if len(self._refused) < REFUSALS_KEPT:
+            self._refused[counter] = now + wait
 
 
 @dataclass(frozen=True)
@@ -275,6 +324,20 @@ class DatabaseCounters:
 
     async def hit(self, counter: str, per_minute: int) -> float:
         return await self._call(self._hit, counter, per_minute)
+
+    @property
+    def carries(self) -> bool:
+        """Whether a hit may carry other writes (:meth:`LimitsStore.hit_with`)."""
+        return self.store.db.dialect.name == "postgresql"
+
+    def _hit_with(self, counter: str, per_minute: int, steps: Sequence[Step]) -> float:
+        wait = self.store.hit_with(counter, RATE_BUCKET_S, 60.0, per_minute, steps)
+        self._prune_if_due(time.time())
+        return wait
+
+    async def hit_with(self, counter: str, per_minute: int, steps: Sequence[Step]) -> float:
+        """A hit and ``steps`` in one statement (PostgreSQL)."""
+        return await self._call(self._hit_with, counter, per_minute, steps)
 
     async def sign_in_attempt(self, counters: Sequence[str], allowances: Sequence[Allowance],
                               at: float, window: float,

@@ -18,6 +18,7 @@ from hub.cluster.nodes import NODE_SCHEMA, node_schema
 from hub.history.record import Caller, RunRecord
 from hub.store.dialects import Dialect
 from hub.store.hubdb import HubDatabase, Row
+from hub.store.limits_store import ADMITTED, Step
 from shared.errors import Conflict
 
 __all__ = ["RUNNING_SCHEMA", "STOP_CHANNEL", "LiveRun", "RunsStore", "running_schema"]
@@ -26,6 +27,11 @@ RUNNING_SCHEMA = "webhub_running/1"
 STOP_CHANNEL = "webhub_run_stop"  # NOTIFY payload: the job id of a run to stop
 _COLUMNS = ("job_id, node, job_name, source, started, caller, ref, job_version, method, "
             "schedule_id, schedule_name")
+# The columns' types, for values selected rather than inserted (a NULL's type is not
+# taken from its column there).
+_CASTS = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE PRECISION", "TEXT", "VARCHAR",
+          "BIGINT", "VARCHAR", "VARCHAR", "VARCHAR")
+_IN_ONE = 200  # ids per DELETE
 
 
 def running_schema(dialect: Dialect) -> list[str]:
@@ -84,6 +90,14 @@ def _live(row: Row) -> LiveRun:
                    None if row[10] is None else str(row[10]))
 
 
+def _deletes(job_ids: Sequence[str]) -> list[Step]:
+    """DELETEs of the rows of ``job_ids``, ``_IN_ONE`` a statement."""
+    ids = list(job_ids)
+    parts = [ids[start:start + _IN_ONE] for start in range(0, len(ids), _IN_ONE)]
+    return [(f"DELETE FROM webhub_running WHERE job_id IN ({', '.join('?' for _ in part)})",
+             part) for part in parts]
+
+
 class RunsStore:
     """The ``webhub_running`` table (beside ``webhub_nodes``, which it joins)."""
 
@@ -94,23 +108,44 @@ class RunsStore:
         self.db.ensure_schema_once(NODE_SCHEMA, node_schema)
         self.db.ensure_schema_once(RUNNING_SCHEMA, running_schema)
 
-    def enter(self, runs: Sequence[LiveRun]) -> None:
-        """Rows for ``runs``; one already there (written again after a rejoin) stays."""
+    @property
+    def carries(self) -> bool:
+        """Whether one statement may carry several writes (PostgreSQL's data-modifying
+        common table expressions)."""
+        return self.db.dialect.name == "postgresql"
+
+    def enter(self, runs: Sequence[LiveRun], ended: Sequence[str] = ()) -> None:
+        """Rows for ``runs``; one already there (written again after a rejoin) stays.
+        The rows of ``ended`` runs go too: on PostgreSQL in the first row's statement."""
         self.ready()
         sql = self.db.dialect.insert_ignore(
             f"INSERT INTO webhub_running ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        if ended and runs and self.carries:
+            gone = [f"gone{i} AS ({step})" for i, (step, _) in enumerate(_deletes(ended))]
+            values = [v for _, part in _deletes(ended) for v in part]
+            self.db.write(f"WITH {', '.join(gone)} {sql}", [*values, *runs[0]._values()])
+            runs = runs[1:]
+        elif ended:
+            self.leave(ended)
         for run in runs:
             with contextlib.suppress(Conflict):  # SQL Server: no ignoring form
                 self.db.write(sql, run._values())
 
+    def entry_steps(self, run: LiveRun, ended: Sequence[str] = ()) -> list[Step]:
+        """PostgreSQL: the writes of :meth:`enter` (``run``'s row, the ``ended`` rows
+        gone) as steps a rate-limit hit carries: the row is written only when the hit
+        was counted (:data:`hub.store.limits_store.ADMITTED`); the ended rows go
+        either way."""
+        picked = ", ".join(f"CAST(? AS {cast})" for cast in _CASTS)
+        row = (f"INSERT INTO webhub_running ({_COLUMNS}) SELECT {picked} FROM {ADMITTED} "
+               "ON CONFLICT DO NOTHING")
+        return [*_deletes(ended), (row, run._values())]
+
     def leave(self, job_ids: Sequence[str]) -> None:
         """The rows of runs that have ended go (any number at once)."""
         self.ready()
-        ids = list(job_ids)
-        for start in range(0, len(ids), 200):
-            part = ids[start:start + 200]
-            marks = ", ".join("?" for _ in part)
-            self.db.write(f"DELETE FROM webhub_running WHERE job_id IN ({marks})", part)
+        for sql, part in _deletes(job_ids):
+            self.db.write(sql, part)
 
     def of_node(self, node: str) -> list[LiveRun]:
         self.ready()

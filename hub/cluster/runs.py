@@ -13,8 +13,10 @@ share; a hub on the embedded SQLite file is one node and keeps its runs to itsel
   notifications (``webhub_node_joined``), and then writes rows for the runs it has
   in flight. While the hub database does not answer heartbeats, runs go on without
   rows rather than wait on it.
-* A run's row goes shortly after it ends: ended runs are deleted together on the
-  next tick (at most ``poll_s`` later), one statement for all of them.
+* A run's row goes shortly after it ends: ended runs are deleted together by the
+  next run's row (on PostgreSQL, in its statement) or on the next tick (at most
+  ``poll_s`` later), one statement for all of them. On PostgreSQL a public run's
+  rate-limit hit and its row are one statement (:mod:`hub.admission`).
 * A stop asked on another node marks the row and, where the database pushes
   notifications, says so on ``webhub_run_stop``: the owner stops the run at once.
   Elsewhere (and after its listener reconnects) the owner looks for marks on each
@@ -33,6 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hub.admission import Admission
 from hub.cluster.nodes import JOIN_CHANNEL, SWEPT, NodeEntry, NodeRegistry
 from hub.cluster.registry import STOP_CHANNEL, LiveRun, RunsStore
 from hub.history.record import RunRecord
@@ -74,16 +77,27 @@ class ClusterRuns:
 
     # -- a run's life -------------------------------------------------------------------
 
-    async def enter(self, run: LiveRun) -> None:
+    async def enter(self, run: LiveRun, admission: Admission | None = None) -> None:
         """The run's row, written before its code may start, while other nodes are alive
-        (a node alone writes none: nobody else could list, stop or mend its runs)."""
+        (a node alone writes none: nobody else could list, stop or mend its runs).
+        ``admission``, the run's public rate-limit hit, is counted first, on
+        PostgreSQL in the row's statement: refused, ``TooManyRequests``, and no row."""
         self._runs[run.job_id] = run
-        if not (self.shared and self.nodes.reachable):
+        shared = self.shared and self.nodes.reachable
+        try:
+            if admission is not None and await self._admitted(run, admission, shared):
+                return
+        except BaseException:  # refused, or given up: the run never starts
+            self.leave(run.job_id)
+            raise
+        if not shared:
             return
         self._written.add(run.job_id)
+        ended, self._ended = self._ended, []
         try:
-            await asyncio.to_thread(self.store.enter, [run])
+            await asyncio.to_thread(self.store.enter, [run], ended)
         except StoreUnavailable as exc:
+            self._ended[:0] = ended
             self._written.discard(run.job_id)
             if not self._warned:
                 log.info("run %s not in the cluster's registry (%s); it runs on", run.job_id,
@@ -91,6 +105,23 @@ class ClusterRuns:
             self._warned = True
             return
         self._warned = False
+
+    async def _admitted(self, run: LiveRun, admission: Admission, shared: bool) -> bool:
+        """Count ``admission``; whether the run's row went with it (and the rows of
+        ended runs). A hit that may have landed leaves its row to be deleted."""
+        if not (shared and self.store.carries and admission.pending):
+            await admission.count()
+            return False
+        self._written.add(run.job_id)
+        ended, self._ended = self._ended, []
+        try:
+            carried = await admission.count(self.store.entry_steps(run, ended))
+        except BaseException:
+            self._ended[:0] = ended
+            raise
+        if not carried:  # counted on this node alone: the database did not answer
+            self._ended[:0] = ended
+        return carried
 
     def leave(self, job_id: str) -> None:
         self._runs.pop(job_id, None)
@@ -207,10 +238,10 @@ class ClusterRuns:
         return missing
 
     def _tick(self, ended: Sequence[str], missing: Sequence[LiveRun]) -> list[str]:
-        if ended:
-            self.store.leave(ended)
         if missing:
-            self.store.enter(missing)
+            self.store.enter(missing, ended)
+        elif ended:
+            self.store.leave(ended)
         if not self._written:
             return []
         if self._listener is not None and not self._away:  # told of each stop
