@@ -14,10 +14,10 @@ field."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-import orjson
 from fastapi import FastAPI
 from pydantic import TypeAdapter, ValidationError
 from starlette.requests import Request
@@ -64,7 +64,8 @@ class TypedBody(Generic[T]):
     def check(self, data: dict[str, Any]) -> T:
         """``data`` (an already-read JSON object) as the body's dataclass."""
         try:
-            return self._adapter.validate_json(orjson.dumps(data), strict=True)
+            # json, not orjson: a body may hold a whole number past 64 bits.
+            return self._adapter.validate_json(json.dumps(data), strict=True)
         except ValidationError as err:
             raise BadRequest(wire_problem(err)) from None
 
@@ -79,10 +80,15 @@ _MUST_BE = {
 }
 
 
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict", "tuple"})
+
+
 def wire_problem(err: ValidationError) -> str:
     """The first problem, as an owner reads it: ``'cron' must be a string``."""
     first = err.errors(include_url=False)[0]
-    where = ".".join(str(part) for part in first["loc"])
+    # A union's member shows in the path as its type ('params.dict[str,any]'): not a field.
+    where = ".".join(str(part) for part in first["loc"]
+                     if isinstance(part, int) or ("[" not in part and part not in _TYPE_TAGS))
     said = _MUST_BE.get(first["type"]) or f"is not valid: {first['msg']}"
     return f"'{where}' {said}" if where else f"The body {said}"
 
