@@ -1,7 +1,8 @@
 """The job routes of a hub, as typed functions over :class:`HubConnection`.
 
-Each call blocks; pages run them through ``session.tasks``. Shapes follow
-``hub/api/routes.py`` and the README's *Managing jobs over HTTP*: ``/available``
+Each call blocks; pages run them through ``session.tasks``. Answers are decoded into
+their ``shared.wire.jobs`` / ``shared.wire.store`` shapes (a hub answering in another
+shape is refused, not half read), then into the console's own views: ``/available``
 gives each job's header, limits, stats and schedules; runs answer NDJSON."""
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ from typing import Any
 from urllib.parse import quote
 
 from console_app.client.connection import API, CancelToken, HubConnection
+from shared import wire
 from shared.ndjson import StreamEvent
+from shared.wire import history as wire_history
+from shared.wire import jobs as wire_jobs
+from shared.wire import schedules as wire_schedules
+from shared.wire import store as wire_store
 
 __all__ = [
     "CodeCheck",
@@ -25,7 +31,9 @@ __all__ = [
     "LastRun",
     "RunningRun",
     "available",
+    "available_shape",
     "check",
+    "check_shape",
     "code",
     "code_and_version",
     "delete",
@@ -38,10 +46,12 @@ __all__ = [
     "run_stream",
     "running",
     "save",
+    "save_shape",
     "schedules_of",
     "stop",
     "upload",
     "version_code",
+    "version_list",
     "versions",
 ]
 
@@ -56,11 +66,11 @@ class LastRun:
     by: str | None
 
     @staticmethod
-    def from_json(obj: dict[str, Any] | None) -> LastRun | None:
-        if not isinstance(obj, dict) or obj.get("started") is None:
+    def from_wire(last: wire_history.JobLastRun | None) -> LastRun | None:
+        if last is None:
             return None
-        return LastRun(float(obj["started"]), str(obj.get("outcome") or ""),
-                       obj.get("runtime"), obj.get("by"))
+        outcome = "" if last.outcome is None else str(wire.encode(last.outcome))
+        return LastRun(last.started, outcome, last.runtime, last.by)
 
 
 @dataclass(frozen=True)
@@ -92,18 +102,16 @@ class JobInfo:
         return bool(self.schedules)
 
     @staticmethod
-    def from_json(obj: dict[str, Any]) -> JobInfo:
-        stats = obj.get("stats") or {}
+    def from_wire(job: wire_jobs.AvailableJob) -> JobInfo:
+        stats = job.stats
         return JobInfo(
-            name=str(obj["name"]), title=str(obj.get("title") or ""),
-            description=str(obj.get("description") or ""),
-            access=str(obj.get("access") or "user"), mode=str(obj.get("mode") or "job"),
-            extended=bool(obj.get("extended")), scheduled=bool(obj.get("scheduled")),
-            limits=dict(obj.get("limits") or {}), schedules=list(obj.get("schedules") or []),
-            warnings=[str(w) for w in obj.get("warnings") or []],
-            runs=int(stats.get("runs") or 0), failures=int(stats.get("failures") or 0),
-            last_run=LastRun.from_json(stats.get("lastRun")),
-            running=bool(stats.get("running")), raw=obj)
+            name=job.name, title=job.title, description=job.description or "",
+            access=job.access, mode=job.mode, extended=job.extended,
+            scheduled=job.scheduled, limits=wire.encode(job.limits),
+            schedules=[wire.encode(s) for s in job.schedules], warnings=list(job.warnings),
+            runs=stats.runs, failures=stats.failures,
+            last_run=LastRun.from_wire(stats.lastRun), running=stats.running,
+            raw=wire.encode(job))
 
 
 @dataclass(frozen=True)
@@ -133,10 +141,8 @@ class DeletedJob:
     last_version: int
 
     @staticmethod
-    def from_json(obj: dict[str, Any]) -> DeletedJob:
-        at, by = obj.get("deletedAt"), obj.get("deletedBy")
-        return DeletedJob(str(obj["name"]), None if at is None else float(at),
-                          None if by is None else str(by), int(obj.get("lastVersion") or 0))
+    def from_wire(job: wire_jobs.DeletedJobInfo) -> DeletedJob:
+        return DeletedJob(job.name, job.deletedAt, job.deletedBy, job.lastVersion)
 
 
 @dataclass(frozen=True)
@@ -147,19 +153,24 @@ class CodeProblem:
     column: int
     message: str
     severity: str         # error | warning
-    source: str           # syntax | header
+    source: str           # syntax | header | strict
 
     @staticmethod
-    def from_json(obj: dict[str, Any]) -> CodeProblem:
-        return CodeProblem(int(obj.get("line") or 1), int(obj.get("column") or 1),
-                           str(obj.get("message") or ""), str(obj.get("severity") or "error"),
-                           str(obj.get("source") or "syntax"))
+    def from_wire(problem: wire_jobs.CheckedProblem) -> CodeProblem:
+        return CodeProblem(problem.line, problem.column, problem.message, problem.severity,
+                           problem.source)
 
 
 @dataclass(frozen=True)
 class CodeCheck:
     ok: bool              # it parses: a save would not be refused for its syntax
     problems: list[CodeProblem]
+
+
+def _job_view(saved: wire_jobs.JobSaved) -> dict[str, Any]:
+    """The job a save, upload or restore answered, as the pages read it."""
+    job: dict[str, Any] = wire.encode(saved.job)
+    return job
 
 
 def job_path(name: str) -> str:
@@ -171,17 +182,19 @@ def job_url(conn: HubConnection, name: str) -> str:
     return conn.url + job_path(name)
 
 
+def available_shape(conn: HubConnection) -> wire_jobs.JobList:
+    """``/available`` as the hub sent it (the editor also reads its modules and maxima)."""
+    return conn.typed(wire_jobs.JobList, "GET", f"{API}/available")
+
+
 def available(conn: HubConnection) -> JobList:
-    data = conn.get(f"{API}/available")
-    return JobList([JobInfo.from_json(j) for j in data.get("jobs", [])],
-                   str(data.get("store") or ""))
+    data = available_shape(conn)
+    return JobList([JobInfo.from_wire(j) for j in data.jobs], data.store)
 
 
 def running(conn: HubConnection) -> list[RunningRun]:
-    data = conn.get(f"{API}/running")
-    return [RunningRun(str(r.get("jobId", "")), str(r.get("jobName", "")),
-                       str(r.get("source", "")), int(r.get("runtime") or 0))
-            for r in data.get("running", [])]
+    data = conn.typed(wire_jobs.RunningList, "GET", f"{API}/running")
+    return [RunningRun(r.jobId, r.jobName, r.source, r.runtime) for r in data.running]
 
 
 def code(conn: HubConnection, name: str) -> str:
@@ -204,62 +217,85 @@ def save(conn: HubConnection, name: str, source: str,
     changed since, JobChanged (``.current_version``, None if deleted) and nothing is
     saved. None saves over whatever is there. The answer's ``currentVersion`` is the
     version just saved."""
-    body = {"name": name, "code": source, "baseVersion": base_version}
-    return dict(conn.post(f"{API}/save", json=body).get("job") or {})
+    return _job_view(save_shape(conn, name, source, base_version))
+
+
+def save_shape(conn: HubConnection, name: str, source: str,
+               base_version: int | None = None) -> wire_jobs.JobSaved:
+    """:func:`save`'s answer as the hub sent it."""
+    body = wire.encode(wire_jobs.SaveRequest(name, source, base_version))
+    return conn.typed(wire_jobs.JobSaved, "POST", f"{API}/save", json=body)
+
+
+def check_shape(conn: HubConnection, source: str) -> wire_jobs.CheckAnswer:
+    """``POST /check``'s answer as the hub sent it."""
+    body = wire.encode(wire_jobs.CheckRequest(source))
+    return conn.typed(wire_jobs.CheckAnswer, "POST", f"{API}/check", json=body)
 
 
 def check(conn: HubConnection, source: str) -> CodeCheck:
     """The hub's parse check and header warnings for ``source``, nothing saved."""
-    data = conn.post(f"{API}/check", json={"code": source})
-    return CodeCheck(bool(data.get("ok")),
-                     [CodeProblem.from_json(p) for p in data.get("problems") or []])
+    data = check_shape(conn, source)
+    return CodeCheck(data.ok, [CodeProblem.from_wire(p) for p in data.problems])
 
 
 def upload(conn: HubConnection, path: Path, name: str | None = None) -> dict[str, Any]:
     """A ``.job.js`` file; the hub names the job after the file unless ``name`` is given."""
     files = {"file": (path.name, path.read_bytes(), "text/javascript")}
     data = {"name": name} if name else {}
-    return dict(conn.call("POST", f"{API}/upload", files=files, data=data).get("job") or {})
+    saved = conn.typed(wire_jobs.JobSaved, "POST", f"{API}/upload", files=files, data=data)
+    return _job_view(saved)
 
 
 def delete(conn: HubConnection, name: str) -> None:
-    conn.delete(job_path(name))
+    conn.typed(wire_jobs.JobDeletedAnswer, "DELETE", job_path(name))
 
 
 def deleted_jobs(conn: HubConnection) -> list[DeletedJob]:
     """Jobs deleted whose versions the hub keeps (and no job of that name now)."""
-    return [DeletedJob.from_json(j) for j in conn.get(f"{API}/deleted").get("jobs", [])]
+    found = conn.typed(wire_jobs.DeletedJobs, "GET", f"{API}/deleted")
+    return [DeletedJob.from_wire(j) for j in found.jobs]
 
 
 def restore_deleted(conn: HubConnection, name: str) -> dict[str, Any]:
     """A deleted job back from its last version; Conflict if a job of that name exists."""
     path = f"{API}/deleted/{quote(name, safe='')}/restore"
-    return dict(conn.post(path).get("job") or {})
+    return _job_view(conn.typed(wire_jobs.JobSaved, "POST", path))
+
+
+def version_list(conn: HubConnection, name: str) -> tuple[wire_store.VersionInfo, ...]:
+    """Saved versions, newest first."""
+    return conn.typed(wire_store.VersionList, "GET", f"{job_path(name)}/versions").versions
 
 
 def versions(conn: HubConnection, name: str) -> list[dict[str, Any]]:
-    """Saved versions, newest first: version, saved, savedBy, size, current."""
-    return list(conn.get(f"{job_path(name)}/versions").get("versions", []))
+    """Saved versions, newest first, as the versions dialog shows them: version, saved,
+    savedBy, size, current."""
+    return [wire.encode(v) for v in version_list(conn, name)]
 
 
 def version_code(conn: HubConnection, name: str, number: int) -> str:
-    return str(conn.get(f"{job_path(name)}/versions/{number}").get("code", ""))
+    path = f"{job_path(name)}/versions/{number}"
+    return conn.typed(wire_store.VersionDetail, "GET", path).code
 
 
 def restore(conn: HubConnection, name: str, number: int) -> dict[str, Any]:
     """Save version ``number``'s code again as the newest version."""
-    return dict(conn.post(f"{job_path(name)}/versions/{number}/restore").get("job") or {})
+    path = f"{job_path(name)}/versions/{number}/restore"
+    return _job_view(conn.typed(wire_jobs.JobSaved, "POST", path))
 
 
 def stop(conn: HubConnection, job_id: str) -> bool:
     """End a run now; NotFound when it is no longer in flight on this node."""
-    return bool(conn.post(f"{API}/{quote(job_id, safe='')}/stop").get("stopped"))
+    path = f"{API}/{quote(job_id, safe='')}/stop"
+    done = conn.typed(wire_jobs.StoppedHere | wire_jobs.PassedOn, "POST", path)  # type: ignore[arg-type]
+    return bool(done.stopped)
 
 
 def schedules_of(conn: HubConnection, name: str) -> list[dict[str, Any]]:
     """Every schedule (``/schedules``) that runs ``name``, with its plain-words cron."""
-    found = conn.get(f"{API}/schedules").get("schedules", [])
-    return [s for s in found if s.get("jobName") == name]
+    found = conn.typed(wire_schedules.ScheduleList, "GET", f"{API}/schedules").schedules
+    return [wire.encode(s) for s in found if s.jobName == name]
 
 
 def run_stream(conn: HubConnection, name: str, params: dict[str, Any],

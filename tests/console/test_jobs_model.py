@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
@@ -26,6 +27,8 @@ from console_app.models.jobs import (
     JobsModel,
     badges_of,
 )
+from shared.wire import decode
+from shared.wire.jobs import AvailableJob
 
 
 class Clock:
@@ -37,10 +40,25 @@ class Clock:
         self.mono += seconds
 
 
-def _job(name: str, **kw: object) -> JobInfo:
-    obj = {"name": name, "access": "user", "mode": "job", "limits": {"runtimeMs": 10000},
-           **kw}
-    return JobInfo.from_json(obj)
+_STATS = {"runs": 0, "failures": 0, "successRate": None, "lastRun": None, "p50Runtime": None,
+          "running": False}
+_LAST_RUN = {"started": 0.0, "outcome": None, "runtime": None, "by": None}
+_SCHEDULE = {"id": 1, "name": "nightly", "enabled": False, "cron": "0 3 * * *"}
+
+
+def _job(name: str, **kw: Any) -> JobInfo:
+    """A job of /available as the hub sends it, with ``kw`` over the defaults (a given
+    ``stats``, ``lastRun`` or schedule over theirs), read through the wire shape."""
+    stats = {**_STATS, **kw.pop("stats", {})}
+    if stats["lastRun"] is not None:
+        stats["lastRun"] = {**_LAST_RUN, **stats["lastRun"]}
+    obj = {"name": name, "title": "", "description": None, "author": None, "version": None,
+           "lastUpdated": None, "access": "user", "mode": "job", "secrets": [],
+           "limits": {"runtimeMs": 10000, "memoryMb": 256, "cpuMs": 5000},
+           "extended": False, "warnings": [], "store": "files", "modified": 0.0,
+           "currentVersion": 1, "stats": stats, "scheduled": False,
+           "schedules": [{**_SCHEDULE, **each} for each in kw.pop("schedules", [])], **kw}
+    return JobInfo.from_wire(decode(AvailableJob, obj, strict=True))
 
 
 @pytest.fixture(scope="module")
