@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from console_app.client import jobs as api
-from console_app.client.connection import API, HubConnection
+from console_app.client.connection import HubConnection
 from console_app.client.errors import describe_error
 from console_app.editor import HubContext, JobEditor, VersionsDialog, context_from_available
 from console_app.editor.conflict import ConflictDialog
@@ -68,7 +68,7 @@ MASKED_NOTE = ("History keeps secret-looking values only masked (\"***\"): type 
 
 def hub_context(conn: HubConnection) -> HubContext:
     """The approved modules and limit maxima ``/available`` carries (blocking)."""
-    return context_from_available(conn.get(f"{API}/available"))
+    return context_from_available(api.available_shape(conn))
 
 
 def open_versions(session: HubSession, name: str, current_text: str, parent: QWidget | None,

@@ -4,7 +4,8 @@ The lost-update guard needs the version the editor opened: the hub sends it with
 code (``X-Job-Version``) and with a save's answer (``job.currentVersion``). From a hub
 that does not, :func:`load_job` reads the current version *before* the code, so a save
 landing in between can only make the editor think it opened an older version (its next
-save is then questioned, never silently let through)."""
+save is then questioned, never silently let through). Answers are decoded into their
+``shared.wire`` shapes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from console_app.client import jobs as api
 from console_app.client.connection import API, HubConnection
 from console_app.client.secrets import list_secrets
 from console_app.editor.live_check import CodeProblem
+from shared.wire.history import HistoryPage
 
 __all__ = ["LoadedJob", "current_version", "last_run_params", "load_job",
            "missing_secret_problems", "save_job"]
@@ -30,10 +32,7 @@ class LoadedJob:
 
 
 def current_version(conn: HubConnection, name: str) -> int | None:
-    for v in api.versions(conn, name):
-        if v.get("current") and isinstance(v.get("version"), int):
-            return int(v["version"])
-    return None
+    return next((v.version for v in api.version_list(conn, name) if v.current), None)
 
 
 def _version(value: Any) -> int | None:
@@ -56,18 +55,13 @@ def save_job(conn: HubConnection, name: str, code: str, base_version: int | None
              ) -> int | None:
     """Save ``code`` if the job is still at ``base_version`` (None: whatever it is now);
     the hub answers JobChanged (HUB-010) otherwise. Returns the version now current."""
-    answer = conn.post(f"{API}/save", json={"name": name, "code": code,
-                                           "baseVersion": base_version})
-    job = answer.get("job") if isinstance(answer, dict) else None
-    if isinstance(job, dict) and "currentVersion" in job:
-        return _version(job["currentVersion"])
-    return current_version(conn, name)
+    return _version(api.save_shape(conn, name, code, base_version).job.currentVersion)
 
 
 def last_run_params(conn: HubConnection, name: str) -> dict[str, Any] | None:
     """The parameters of the job's latest run in history (masked values as masked)."""
-    runs = conn.get(f"{API}/history", job=name, limit=1).get("runs") or []
-    params = runs[0].get("params") if runs and isinstance(runs[0], dict) else None
+    page = conn.typed(HistoryPage, "GET", f"{API}/history", params={"job": name, "limit": 1})
+    params = page.runs[0].params if page.runs else None
     return params if isinstance(params, dict) else None
 
 

@@ -3,20 +3,20 @@
 The hub's ``POST /api/webjobs/check {code}`` runs the same parse check and header
 reading a save would, without saving. A pause in typing sends the text (off the GUI
 thread); an answer to an older text is dropped, so marks never lag behind the code.
-The answer is read leniently: a problem missing its line is put on line 1, an unknown
-severity counts as a warning, so an odd hub never breaks the editor."""
+The answer is decoded into ``shared.wire.jobs.CheckAnswer``: an answer of another shape
+is reported as the hub being unable to check, and the editor goes on without marks."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from console_app.client.connection import API
 from console_app.client.errors import describe_error
+from console_app.client.jobs import check_shape
 from console_app.session import HubSession
 from console_app.tasks import Latest
+from shared.wire.jobs import CheckAnswer
 
 __all__ = ["CHECK_DELAY_MS", "CodeProblem", "LiveChecker", "problems_from_check"]
 
@@ -41,21 +41,10 @@ class CodeProblem:
         return self.severity == "error"
 
 
-def _positive(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
-
-
-def problems_from_check(data: Any) -> list[CodeProblem]:
-    """The problems of a ``/check`` answer, in line order."""
-    found = data.get("problems") if isinstance(data, dict) else None
-    problems = []
-    for item in found if isinstance(found, list) else ():
-        if not isinstance(item, dict):
-            continue
-        severity = "error" if item.get("severity") == "error" else "warning"
-        source = str(item.get("source") or ("syntax" if severity == "error" else "header"))
-        problems.append(CodeProblem(_positive(item.get("line")), _positive(item.get("column")),
-                                    str(item.get("message") or "Problem"), severity, source))
+def problems_from_check(data: CheckAnswer) -> list[CodeProblem]:
+    """The problems of a ``/check`` answer, in line order (positions from 1)."""
+    problems = [CodeProblem(max(p.line, 1), max(p.column, 1), p.message or "Problem",
+                            p.severity, p.source) for p in data.problems]
     return sorted(problems, key=lambda p: (p.line, p.column))
 
 
@@ -92,7 +81,7 @@ class LiveChecker(QObject):
             self._text = text
         conn, code = self._session.conn, self._text
         call = self._calls.start()
-        self._session.tasks.run(lambda: conn.post(f"{API}/check", json={"code": code}),
+        self._session.tasks.run(lambda: check_shape(conn, code),
                                 call.wrap(lambda data: self.sig_checked.emit(
                                     problems_from_check(data))),
                                 call.wrap(lambda exc: self.sig_unavailable.emit(

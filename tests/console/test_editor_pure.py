@@ -12,6 +12,8 @@ from console_app.editor.diffing import unified_diff
 from console_app.editor.header_check import HeaderProblem, check_header, declared_secrets
 from console_app.editor.hub_context import HubContext, context_from_available
 from shared.header import Limits, parse_header
+from shared.wire import ShapeError, decode
+from shared.wire.jobs import JobList
 
 JOBS = Path(__file__).resolve().parents[2] / "jobs"
 
@@ -169,24 +171,39 @@ def test_unified_diff_lines_are_typed() -> None:
 
 # -- what /available says of the hub --------------------------------------------------
 
+def _available(**over: object) -> JobList:
+    data = {"jobs": [], "store": "files", "modules": ["date-fns", " pdf-lib ", ""],
+            "maxima": {"runtimeMs": 300000, "memoryMb": 2048, "cpuMs": 120000}, **over}
+    return decode(JobList, data, strict=True)
+
+
 def test_context_from_available() -> None:
-    data = {"jobs": [], "store": "files", "modules": ["date-fns", " pdf-lib ", "", 3],
-            "maxima": {"runtimeMs": 300000, "memoryMb": 2048, "cpuMs": 120000}}
-    assert context_from_available(data) == HubContext(
+    assert context_from_available(_available()) == HubContext(
         ["date-fns", "pdf-lib"], Limits(runtime_ms=300000, memory_mb=2048, cpu_ms=120000))
+
+
+@pytest.mark.parametrize("maxima", [{"runtimeMs": 1, "memoryMb": 0, "cpuMs": 3},
+                                    {"runtimeMs": -1, "memoryMb": 2, "cpuMs": 3}])
+def test_a_maximum_that_is_no_limit_leaves_the_maxima_out(maxima: object) -> None:
+    assert context_from_available(_available(maxima=maxima)).maxima is None
 
 
 @pytest.mark.parametrize("data", [
     {"jobs": [], "store": "files"},                                   # an older hub
-    {"modules": "date-fns", "maxima": [1, 2, 3]},
-    {"modules": None, "maxima": {"runtimeMs": 1, "memoryMb": 2}},
-    {"modules": None, "maxima": {"runtimeMs": 1, "memoryMb": "2", "cpuMs": 3}},
-    {"modules": None, "maxima": {"runtimeMs": 1, "memoryMb": 0, "cpuMs": 3}},
-    {"modules": None, "maxima": {"runtimeMs": True, "memoryMb": 2, "cpuMs": 3}},
+    {"jobs": [], "store": "files", "modules": "date-fns", "maxima": [1, 2, 3]},
+    {"jobs": [], "store": "files", "modules": ["date-fns", 3],
+     "maxima": {"runtimeMs": 1, "memoryMb": 2, "cpuMs": 3}},
+    {"jobs": [], "store": "files", "modules": [],
+     "maxima": {"runtimeMs": 1, "memoryMb": 2}},
+    {"jobs": [], "store": "files", "modules": [],
+     "maxima": {"runtimeMs": 1, "memoryMb": "2", "cpuMs": 3}},
+    {"jobs": [], "store": "files", "modules": [],
+     "maxima": {"runtimeMs": True, "memoryMb": 2, "cpuMs": 3}},
     None,
 ])
-def test_context_from_available_without_readable_fields(data: object) -> None:
-    assert context_from_available(data) == HubContext(None, None)
+def test_an_unreadable_available_answer_is_refused_not_half_read(data: object) -> None:
+    with pytest.raises(ShapeError):
+        decode(JobList, data, strict=True)
 
 
 def test_the_problems_title_counts_in_words() -> None:
