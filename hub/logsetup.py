@@ -11,6 +11,10 @@ console lines do, which are written from the worker's reader). In text the run i
 
 The handler's filters, in order: the run's fields, the access log's query mask, then
 :mod:`hub.secrets.logmask` (secret values, then text the stream can write on one line).
+
+Inside :func:`one_write`, the lines the hub's handler formats are written to its stream
+together when the block ends (a run's console lines, logged at its end: one write and
+one flush instead of one each a line; every line is formatted and filtered as ever).
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from pythonjsonlogger.json import JsonFormatter
 
 from hub.secrets.logmask import CLEAN_LOG_TEXT, LOG_MASK, install_log_mask, shown_trace
 
-__all__ = ["RUN_FIELD_NAMES", "RunFields", "configure", "hub_handler", "mask_query", "run_fields",
-           "uvicorn_options"]
+__all__ = ["RUN_FIELD_NAMES", "RunFields", "configure", "hub_handler", "mask_query",
+           "one_write", "run_fields", "uvicorn_options"]
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 RUN_FIELD_NAMES = ("run", "job", "ref", "caller")
@@ -99,6 +103,16 @@ class _AccessQueryMask(logging.Filter):
 class _TextFormatter(logging.Formatter):
     def __init__(self) -> None:
         super().__init__(TEXT_FORMAT)
+        # The last record's time as written: the lines of one run's console share it.
+        self._last_time: tuple[float, str] = (-1.0, "")
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        created, shown = self._last_time
+        if created != record.created or datefmt is not None:
+            shown = super().formatTime(record, datefmt)
+            if datefmt is None:
+                self._last_time = (record.created, shown)
+        return shown
 
     def formatMessage(self, record: logging.LogRecord) -> str:
         line = super().formatMessage(record)
@@ -120,6 +134,9 @@ class _JsonFormatter(JsonFormatter):
     """python-json-logger formats the traceback again from ``exc_info``: here it is the
     record's ``exc_text`` (masked and cleaned by the filters), or one made so."""
 
+    # The last record's time as written: the lines of one run's console share it.
+    _last_time: tuple[float, str] = (-1.0, "")
+
     def format(self, record: logging.LogRecord) -> str:
         token = _FORMATTING.set(record)
         try:
@@ -137,8 +154,12 @@ class _JsonFormatter(JsonFormatter):
         return shown_trace(stack_info)
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        moment = datetime.datetime.fromtimestamp(record.created, datetime.UTC)
-        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        created, shown = self._last_time
+        if created != record.created:
+            moment = datetime.datetime.fromtimestamp(record.created, datetime.UTC)
+            shown = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            self._last_time = (record.created, shown)
+        return shown
 
 
 def _json_formatter(node: str) -> logging.Formatter:
@@ -156,6 +177,54 @@ def _formatter(log_format: str, node: str) -> logging.Formatter:
 
 class _HubHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """The handler :func:`configure` owns (so a second call replaces it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        pending = _PENDING.get()
+        if pending is None:
+            super().emit(record)
+            return
+        try:
+            pending.setdefault(self, []).append((record, self.format(record) + self.terminator))
+        except RecursionError:  # as StreamHandler.emit
+            raise
+        except Exception:
+            self.handleError(record)
+
+    def write_pending(self, lines: list[tuple[logging.LogRecord, str]]) -> None:
+        """The lines formatted inside :func:`one_write`, in one write and one flush."""
+        self.acquire()
+        try:
+            self.stream.write("".join(text for _, text in lines))
+            self.flush()
+        except RecursionError:
+            raise
+        except Exception:
+            self.handleError(lines[-1][0])
+        finally:
+            self.release()
+
+
+# The lines each hub handler has formatted inside :func:`one_write`, not yet written.
+_PENDING: ContextVar[dict[_HubHandler, list[tuple[logging.LogRecord, str]]] | None] = (
+    ContextVar("webhub_log_pending", default=None))
+
+
+@contextlib.contextmanager
+def one_write() -> Iterator[None]:
+    """The records this block has the hub's handlers write reach each stream in one
+    write at its end, in order (only this context's: other threads and tasks write as
+    they log). Nested, the outermost block writes."""
+    if _PENDING.get() is not None:
+        yield
+        return
+    pending: dict[_HubHandler, list[tuple[logging.LogRecord, str]]] = {}
+    token = _PENDING.set(pending)
+    try:
+        yield
+    finally:
+        _PENDING.reset(token)
+        for handler, lines in pending.items():
+            handler.write_pending(lines)
 
 
 def hub_handler(log_format: str = "text", node: str = "",

@@ -15,6 +15,11 @@ of the job's text and says how many more there were (the run's own console is as
 was, and history keeps its own caps): one run cannot make the log, or the event loop
 writing it, carry megabytes. The job's text is made one log line whatever it holds:
 control and line-separator characters as escapes, lone surrogates as U+FFFD.
+
+The lines logged at a run's end are one batch: one record is made in full and the
+others are copies of it with their own level and text (the same moment, within
+microseconds of each other anyway), and the hub's handler writes them in one write
+(:func:`hub.logsetup.one_write`). Each still passes every filter and the formatter.
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from hub.history.record import MAX_LOG_LINES
-from hub.logsetup import RunFields
+from hub.logsetup import RunFields, one_write
 from shared.ndjson import LogLine
 from shared.text import clean_text
 
@@ -82,6 +88,8 @@ class ServerConsole:
         self.watched = False
         self._extra = {"run": fields.run, "job": fields.job, "ref": fields.ref,
                        "caller": fields.caller}
+        self._batching = False  # inside ended(): the lines are one batch
+        self._batch: dict[str, Any] | None = None  # the batch's first record, as made
 
     def watching(self, on_log: Callable[[LogLine], None] | None
                  ) -> Callable[[LogLine], None] | None:
@@ -109,19 +117,41 @@ class ServerConsole:
         self.logged += 1
         self.chars += min(len(line.message), room)
         text = cut_console_text(line.message, room)
-        JOB_LOG.log(level, "%s", console_log_text(self.fields.job, line.level, text),
-                    extra=self._extra)
+        JOB_LOG.handle(self._record(level, console_log_text(self.fields.job, line.level, text)))
+
+    def _record(self, level: int, message: str) -> logging.LogRecord:
+        """A record of ``message`` (no arguments: it is the text as it stands), as
+        ``JOB_LOG.log`` makes it; in a batch, a copy of the batch's first one as it
+        was made (before any filter saw it)."""
+        first = self._batch
+        if first is None:
+            path, line, func, _ = JOB_LOG.findCaller()
+            record = JOB_LOG.makeRecord(JOB_LOG.name, level, path, line, message, (), None,
+                                        func, self._extra)
+            if self._batching:
+                self._batch = dict(record.__dict__)
+            return record
+        record = logging.LogRecord.__new__(logging.LogRecord)
+        record.__dict__.update(first)
+        record.levelno, record.levelname, record.msg = level, logging.getLevelName(level), message
+        return record
 
     def ended(self, lines: Sequence[LogLine]) -> None:
         """The run is over: an unwatched run's ``lines`` logged now, then the count of
         lines past the cap, if any."""
-        if not self.watched:
-            for line in lines:
-                self.write(line)
-        if self.dropped:
-            JOB_LOG.warning(
-                "[WebJob:%s] warn %d more console lines not logged (%s); history keeps up to %d",
-                self.fields.job, self.dropped, self._spent(), MAX_LOG_LINES, extra=self._extra)
+        with one_write():
+            self._batching = True
+            try:
+                if not self.watched:
+                    for line in lines:
+                        self.write(line)
+            finally:
+                self._batching, self._batch = False, None
+            if self.dropped:
+                JOB_LOG.warning(
+                    "[WebJob:%s] warn %d more console lines not logged (%s); history keeps "
+                    "up to %d", self.fields.job, self.dropped, self._spent(), MAX_LOG_LINES,
+                    extra=self._extra)
 
     def _spent(self) -> str:
         if self.out_of_chars:
