@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import select
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -65,6 +66,19 @@ def has_ended(pid: int) -> bool:
     return state in (b"Z", b"X")
 
 
+def exit_watch(pid: int) -> tuple[int, select.poll] | None:
+    """A pidfd of the process and a poll on it: readable once the process has ended (a
+    zombie too), which one system call tells, where :func:`has_ended` opens and reads
+    a file. None where the kernel has no pidfds (or the process is gone)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return None
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return fd, poll
+
+
 def read_rss_mb(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/statm", "rb") as fh:
@@ -84,7 +98,20 @@ class WorkerProcess:
         self.alive = True
         self._on_ready = on_ready
         self._on_exit = on_exit
+        self._exit_watch = exit_watch(proc.pid)
         self.reader = asyncio.ensure_future(self._read())
+
+    def has_ended(self) -> bool:
+        """Whether the process is dead or a zombie (see :func:`has_ended`)."""
+        watch = self._exit_watch
+        if watch is None:
+            return has_ended(self.pid)
+        return bool(watch[1].poll(0))
+
+    def _stop_watching_exit(self) -> None:
+        watch, self._exit_watch = self._exit_watch, None
+        if watch is not None:
+            os.close(watch[0])
 
     def send(self, obj: dict[str, Any]) -> None:
         self.write(protocol.encode(obj))
@@ -124,7 +151,10 @@ class WorkerProcess:
             self.alive = False
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
-            await self.proc.wait()
+            try:
+                await self.proc.wait()
+            finally:
+                self._stop_watching_exit()
             owner, self.owner = self.owner, None
             if owner is not None:
                 owner.on_exit()
@@ -211,7 +241,7 @@ class WorkerPool:
         busy (the others stay warm, ready for a burst)."""
         while self._idle:
             worker = self._idle.pop()
-            if worker.alive and not has_ended(worker.pid):
+            if worker.alive and not worker.has_ended():
                 return worker
         return None
 
