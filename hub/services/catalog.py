@@ -14,6 +14,7 @@ from hub.engine.engine import Engine
 from hub.engine.strictness import StrictFinding, strict_findings
 from hub.services.runs import JobRunner
 from hub.store.base import RESERVED_NAMES, JobStore, JobVersion, StoredJob, check_job_name
+from hub.store.files import SUFFIX
 from shared.errors import (
     BadJobName,
     BadRequest,
@@ -49,7 +50,7 @@ class Catalog:
         such a name could never be run, so none is saved under one."""
         self.reserved = RESERVED_NAMES | {name.lower() for name in names}
 
-    def _check_new_name(self, name: str) -> None:
+    def check_new_name(self, name: str) -> None:
         check_job_name(name, for_save=True)
         if name.lower() in self.reserved:
             raise BadJobName(f"'{name}' is reserved for the hub's own routes; pick another name")
@@ -153,7 +154,7 @@ class Catalog:
         """Save a new version. ``base_version`` is the version the editor opened: when
         the job is at another one now, JobChanged and nothing is saved (0: a new job,
         so JobChanged if one of that name exists; None: save over whatever is there)."""
-        self._check_new_name(name)
+        self.check_new_name(name)
         if not isinstance(code, str) or not code.strip():
             raise BadRequest("'code' must be the job's source text")
         if len(code.encode("utf-8")) > MAX_CODE_BYTES:
@@ -204,7 +205,7 @@ class Catalog:
     async def restore(self, name: str, version: int, by: str | None = None) -> dict[str, Any]:
         """Version ``version``'s code saved again as the newest version (a deleted job
         comes back). Checked like any save: history may hold code this hub refuses."""
-        self._check_new_name(name)
+        self.check_new_name(name)
         old = await asyncio.to_thread(self._stored_version, name, version)
         await self.check(old.code)
         stored = await asyncio.to_thread(self.store.restore, name, version, by)
@@ -226,7 +227,7 @@ class Catalog:
         """A deleted job back: its last saved version's code saved as its newest version
         (so the history says who brought it back). Conflict if a job of that name
         exists; checked like any save."""
-        self._check_new_name(name)
+        self.check_new_name(name)
         if await asyncio.to_thread(self.store.get, name) is not None:
             raise Conflict(f"A job named '{name}' exists; only a deleted job can be restored")
         found = await asyncio.to_thread(self.store.versions, name)
@@ -288,3 +289,15 @@ def _name_warnings(name: str, reserved: frozenset[str]) -> list[str]:
 def _version_view(v: JobVersion) -> dict[str, Any]:
     return {"version": v.version, "saved": v.saved, "savedBy": v.saved_by, "size": v.size,
             "current": v.current}
+
+
+def job_name_from_file(filename: str, given: str) -> str:
+    """The name an upload is saved under: ``given``, else the file's name less its
+    ``.job.js`` (or ``.js``)."""
+    if given:
+        return given
+    base = filename.rsplit("/", 1)[-1]
+    for suffix in (SUFFIX, ".js"):
+        if base.endswith(suffix):
+            return base[: -len(suffix)]
+    return base

@@ -66,7 +66,7 @@ def test_adding_a_route_reserves_its_name(app: FastAPI) -> None:
     catalog = app.state.hub.catalog
     catalog.reserve(claimed)
     with pytest.raises(BadJobName, match="reserved"):
-        catalog._check_new_name("Brand-New")
+        catalog.check_new_name("Brand-New")
     door = RunFirst(_Recorder(), route=fast_run_route(), claimed=claimed)
     door.handlers = ({}, {})  # as on an exception middleware
     assert _call(door, "GET", f"{PREFIX}/brand-new") == "routed"
