@@ -9,7 +9,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from console_app.client.connection import API, HubConnection
+from shared import wire
 from shared.errors import BadRequest, Forbidden, NotSignedIn
+from shared.wire.auth import CallerView, IssuedToken, TokenRequest, TokenRevoked
+from shared.wire.health import Health
+from shared.wire.store import StoreInfo
 
 
 @dataclass(frozen=True)
@@ -67,11 +71,11 @@ def open_hub(url: str, creds: Credentials, timeout: float = 30.0) -> Connected:
     url = normalise_url(url)
     token = creds.token.strip()
     if creds.by_password:
+        asked = TokenRequest(name=creds.name.strip(), password=creds.password,
+                             label=token_label())
         with HubConnection(url, timeout=timeout) as anonymous:
-            issued = anonymous.post("/api/auth/token", json={
-                "name": creds.name.strip(), "password": creds.password,
-                "label": token_label()})
-        token = str(issued["token"])
+            token = anonymous.typed(IssuedToken, "POST", "/api/auth/token",
+                                    json=wire.encode(asked)).token
     if not token:
         raise BadRequest("Enter a token, or a name and password")
     conn = HubConnection(url, token, timeout=timeout)
@@ -87,18 +91,20 @@ def revoke_token(url: str, token: str, timeout: float = REVOKE_TIMEOUT_S) -> Non
     """Ask the hub to revoke ``token`` (authenticated by that token). Raises the
     hub's error classes, or HubUnreachable."""
     with HubConnection(url, token, timeout=timeout) as conn:
-        conn.delete(REVOKE_PATH)
+        conn.typed(TokenRevoked, "DELETE", REVOKE_PATH)
 
 
 def read_info(conn: HubConnection) -> dict[str, Any]:
-    health = conn.get(f"{API}/health")
-    user = conn.get("/api/auth/me")
-    if user.get("kind") == "anonymous":
+    """The status bar's view: the health's fields, ``user`` and ``store`` (each read
+    as its ``shared.wire`` shape, kept as plain values for the screens)."""
+    health = conn.typed(Health, "GET", f"{API}/health")
+    user = conn.typed(CallerView, "GET", "/api/auth/me")
+    if user.kind == "anonymous":
         raise NotSignedIn("The hub did not take these credentials")
-    if not (user.get("kind") == "system" or user.get("userClass") == "OWNER"):
-        raise Forbidden(f"{user.get('name')} is not an owner: the console is for owners")
-    store = conn.get(f"{API}/store")
-    return {**health, "user": user, "store": store}
+    if not (user.kind == "system" or user.userClass == "OWNER"):
+        raise Forbidden(f"{user.name} is not an owner: the console is for owners")
+    store = conn.typed(StoreInfo, "GET", f"{API}/store")
+    return {**wire.encode(health), "user": wire.encode(user), "store": wire.encode(store)}
 
 
 def describe_store(store: dict[str, Any]) -> str:
