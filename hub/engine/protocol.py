@@ -145,7 +145,8 @@ def loads(data: str | bytes) -> Any:
 
 def clean_json_text(data: bytes) -> bytes:
     """JSON text from ``JSON.stringify`` with each lone-surrogate escape as U+FFFD.
-    The common case (no ``\\ud`` at all) is one scan in C."""
-    if b"\\ud" not in data and b"\\uD" not in data:
+    The common case, no backslash at all, is one ``memchr`` (far faster than a search
+    for the three bytes of ``\\ud``, which follows only when there is one)."""
+    if b"\\" not in data or (b"\\ud" not in data and b"\\uD" not in data):
         return data
     return _LONE_ESCAPE.sub(lambda m: m.group(1) + _REPLACEMENT_UTF8, data)
