@@ -6,7 +6,7 @@ console's own frozen views here, so pages and models never index raw dicts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from console_app.client.connection import API, HubConnection
@@ -145,12 +145,11 @@ class MetricsSnapshot:
     workers_queued: int
     workers_max: int
     node: str
-    stores: dict[str, Any] = field(default_factory=dict)
+    stores: wire.MetricsStores
 
     @classmethod
     def of(cls, figures: wire.Metrics) -> MetricsSnapshot:
         runtime = figures.runtime
-        history = figures.stores.history
         return cls(
             total=figures.total, successes=figures.successes, failures=figures.failures,
             success_rate=figures.successRate, p50_ms=runtime.p50, p95_ms=runtime.p95,
@@ -158,10 +157,7 @@ class MetricsSnapshot:
             runs_per_hour=figures.runsPerHour, failures_per_hour=figures.failuresPerHour,
             p95_per_hour=figures.p95PerHour, workers_running=figures.workersRunning,
             workers_queued=figures.workersQueued, workers_max=figures.workersMax,
-            node=figures.node,
-            stores={"jobs": figures.stores.jobs,
-                    "history": {"kind": history.kind, "storeReachable": history.storeReachable,
-                                "spooled": history.spooled}})
+            node=figures.node, stores=figures.stores)
 
 
 @dataclass(frozen=True)

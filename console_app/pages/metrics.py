@@ -119,10 +119,8 @@ class MetricsPage(QWidget):
                 self._card_grid.addWidget(widget, number // 3, number % 3)
             widget.set_card(card)
         stores = figures.snapshot.stores
-        history = stores.get("history") or {}
-        self.stores_label.setText(f"Node {figures.snapshot.node} · jobs in "
-                                  f"{stores.get('jobs', '?')} · history in "
-                                  f"{history.get('kind', '?')}")
+        self.stores_label.setText(f"Node {figures.snapshot.node} · jobs in {stores.jobs}"
+                                  f" · history in {stores.history.kind}")
         self.runs_chart.set_series(figures.series)
         self.p95_chart.set_series(figures.series)
         self.sig_loaded.emit()
