@@ -61,7 +61,6 @@ from hub.services.runs import JobRunner
 from hub.services.scheduling import RegistryLiveness, Scheduling
 from hub.services.secrets import secrets_service
 from hub.settings import Settings
-from hub.store.files import FileJobStore
 from hub.store.hubdb import open_hub_database
 from hub.store.identity import open_identity_store
 from hub.store.migrations import prepare_at_start
@@ -164,11 +163,9 @@ def create_app(settings: Settings, *, span_exporter: SpanExporter | None = None)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if isinstance(hub.catalog.store, FileJobStore):
-            hub.catalog.store.report_non_jobs()
         install_log_mask()  # after uvicorn set up its logging: no secret value in a log line
         await hub.engine.start()
-        await hub.catalog.start()  # the job store's listener: other nodes' saves
+        await hub.catalog.start()  # strays in the jobs folder; other nodes' saves heard
         if hub.nodes is not None:
             await hub.nodes.start()
         if hub.runner.cluster is not None:

@@ -76,7 +76,7 @@ class Metrics:
 
 
 class HistoryStore(Protocol):
-    kind: str  # local | sql | mongo: a label for the console, not for branching on
+    store_name: str  # local | sql | mongo: a label for the console, not for branching on
     # Every node of a cluster writes this store (not just this node): a dead node's
     # runs can be found and marked by the others.
     shared: bool

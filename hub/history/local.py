@@ -32,10 +32,11 @@ FILE_NAME = "history.db"
 class LocalHistoryStore(SqlHistoryStore):
     """A :class:`SqlHistoryStore` on its own SQLite file (see the module docstring)."""
 
+    store_name = "local"
     shared = False  # this node's own file
 
     def __init__(self, db: HubDatabase, *, max_runs: int, retention_days: int) -> None:
-        super().__init__(db, kind="local", retention_days=retention_days, max_runs=max_runs,
+        super().__init__(db, retention_days=retention_days, max_runs=max_runs,
                          own_db=True)
 
     def _before_schema(self) -> None:

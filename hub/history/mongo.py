@@ -79,7 +79,7 @@ class MongoHistoryStore:
     cannot be reached / anything else went wrong (pymongo's, from the open function).
     """
 
-    kind = "mongo"
+    store_name = "mongo"
     shared = True  # one collection for every node
 
     def __init__(self, collection: Any, *, retention_days: int = 90, client: Any = None,

@@ -98,11 +98,11 @@ class SqlHistoryStore:
     """The ``sql`` (or, built by :func:`hub.history.local.open_local_history`, ``local``)
     history store. ``own_db``: close the database with the store."""
 
+    store_name = "sql"
     shared = True  # the hub database every node writes
 
-    def __init__(self, db: HubDatabase, *, kind: str = "sql", retention_days: int = 90,
+    def __init__(self, db: HubDatabase, *, retention_days: int = 90,
                  max_runs: int | None = None, own_db: bool = False) -> None:
-        self.kind = kind
         self.db = db
         self.retention_days = retention_days
         self.max_runs = max_runs

@@ -42,8 +42,9 @@ class Catalog:
 
     @property
     def store_kind(self) -> str:
-        """Where the jobs are kept: ``files`` or ``db``."""
-        return self.store.kind
+        """Where the jobs are kept, as /available, /store and /metrics show it: ``files``
+        or ``db`` (a label; what differs between stores is the store's business)."""
+        return self.store.store_name
 
     def reserve(self, names: Iterable[str]) -> None:
         """The first path segments the hub's routes take under /api/webjobs: a job of
@@ -56,9 +57,11 @@ class Catalog:
             raise BadJobName(f"'{name}' is reserved for the hub's own routes; pick another name")
 
     async def start(self) -> None:
-        """At hub start: where the store can be told of other nodes' changes (the hub
-        database through psycopg), listen, so runs use this node's copies of jobs
-        without asking the database (see hub.store.dbjobs)."""
+        """At hub start: what the store has to say once (a folder's files that are no
+        jobs); and where it can be told of other nodes' changes (the hub database
+        through psycopg), listen, so runs use this node's copies of jobs without asking
+        the database (see hub.store.dbjobs)."""
+        self.store.report_at_start()
         if self.store.start_listening():
             log.info("jobs: this node listens for changes to them (PostgreSQL NOTIFY)")
 
@@ -86,7 +89,7 @@ class Catalog:
             "extended": resolved.extended,
             "warnings": (header.warnings + list(resolved.notes)
                          + _name_warnings(stored.name, self.reserved) + strict),
-            "store": self.store.kind,
+            "store": self.store_kind,
             "modified": stored.modified,
             # What an editor sends back as ``baseVersion`` (null: the store cannot tell).
             "currentVersion": stored.version or None,
@@ -190,6 +193,11 @@ class Catalog:
             raise NotFound(f"Job '{name}' has no version {version}")
         return stored
 
+    async def get_version(self, name: str, version: int) -> StoredJob | None:
+        """Version ``version`` of job ``name`` as it was saved; None when there is none
+        (a debug replay then runs today's code)."""
+        return await asyncio.to_thread(self.store.get_version, name, version)
+
     async def version(self, name: str, version: int) -> dict[str, Any]:
         """One version's details and code."""
         return await asyncio.to_thread(self._version, name, version)
@@ -248,7 +256,7 @@ class Catalog:
 
     async def store_info(self) -> dict[str, Any]:
         def info() -> dict[str, Any]:
-            return {"store": self.store.kind, "database": self.store.database_kind(),
+            return {"store": self.store_kind, "database": self.store.database_kind(),
                     "jobs": len(self.store.list_jobs())}
         return await asyncio.to_thread(info)
 

@@ -204,8 +204,7 @@ class Debugging:
     async def _recorded_job(self, record: RunRecord) -> LoadedJob:
         """The job as it was when the run ran: its recorded version, else today's code."""
         if record.job_version:
-            stored = await asyncio.to_thread(self.catalog.store.get_version, record.job_name,
-                                             record.job_version)
+            stored = await self.catalog.get_version(record.job_name, record.job_version)
             if stored is not None:
                 return self.runner.describe(record.job_name, stored.code, record.job_version)
         return await self.runner.load(record.job_name)

@@ -166,7 +166,7 @@ class History:
         return self.store.shared
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.store.kind, "storeReachable": not self.recorder.store_down,
+        return {"kind": self.store.store_name, "storeReachable": not self.recorder.store_down,
                 "spooled": self.recorder.spooled()}
 
     # -- life cycle --------------------------------------------------------------

@@ -143,7 +143,7 @@ class JobRunner:
         """The job, read afresh from the store (a database store in a thread, so a
         slow server never holds up the event loop)."""
         check_job_name(name)
-        stored = (await asyncio.to_thread(self.store.get, name) if self.store.kind == "db"
+        stored = (await asyncio.to_thread(self.store.get, name) if self.store.reads_may_block
                   else self.store.get(name))
         if stored is None:
             raise NotFound(f"There is no job named '{name}'")
@@ -310,7 +310,7 @@ def _cluster_runs(nodes: NodeRegistry | None, engine: Engine,
                   history: History | None) -> ClusterRuns | None:
     """The cluster's registry of runs, on a hub database several nodes can share; on the
     embedded SQLite file a node is alone and its runs stay its own."""
-    if nodes is None or nodes.store.db.kind == "sqlite" or history is None:
+    if nodes is None or not nodes.store.beats or history is None:
         return None
     return ClusterRuns(RunsStore(nodes.store.db), nodes, stop=engine.stop,
                        interrupt=history.mark_interrupted, history_shared=history.shared)

@@ -70,7 +70,12 @@ class DeletedJob:
 
 
 class JobStore(Protocol):
-    kind: str
+    # Where the jobs are, as /store and /metrics show it (files | db): a label for
+    # people, not for branching on (what differs is said by the members below).
+    store_name: str
+    # Whether a read may wait on the hub database (its pool, or a server): a caller on
+    # the event loop then reads in a thread. A folder's reads are the local disk's.
+    reads_may_block: bool
 
     def get(self, name: str) -> StoredJob | None: ...
     def list_jobs(self) -> list[StoredJob]: ...
@@ -106,7 +111,11 @@ class JobStore(Protocol):
         """At hub stop: stop listening (the store's database is its opener's)."""
         ...
     def report_non_jobs(self) -> list[str]:
-        """What is kept beside the jobs but is no job the hub can route to, logged once."""
+        """What is kept beside the jobs but is no job the hub can route to, logged."""
+        ...
+    def report_at_start(self) -> None:
+        """What the store says once when the hub starts (a folder: its plain ``.js``
+        files, which are no jobs); nothing where it has nothing to say then."""
         ...
     def import_folder(self, folder: Path | None, *, overwrite: bool,
                       by: str | None) -> dict[str, list[str]]:

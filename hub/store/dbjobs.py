@@ -103,7 +103,8 @@ def _view(row: Row) -> tuple[StoredJob, bool]:
 
 
 class DbJobStore:
-    kind = "db"
+    store_name = "db"
+    reads_may_block = True
 
     def __init__(self, db: HubDatabase, *, clock: Callable[[], float] = time.time) -> None:
         self.db = db
@@ -401,8 +402,11 @@ class DbJobStore:
                      stale)
         return True
 
+    def report_at_start(self) -> None:
+        return None  # stray rows are listed when asked (report_non_jobs), not at each start
+
     def report_non_jobs(self) -> list[str]:
-        """Rows whose names the hub cannot route to: say so once, at start-up."""
+        """Rows whose names the hub cannot route to: say so."""
         self.ensure_schema()
         strays = sorted(str(r[0]) for r in self.db.read(f"SELECT Name FROM {JOB_TABLE}")
                         if not JOB_NAME_RE.match(str(r[0])))

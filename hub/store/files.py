@@ -130,7 +130,8 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 
 class FileJobStore:
-    kind = "files"
+    store_name = "files"
+    reads_may_block = False
 
     def __init__(self, folder: Path, *, clock: Callable[[], float] = time.time) -> None:
         self.folder = folder
@@ -349,8 +350,11 @@ class FileJobStore:
         raise BadRequest("This node keeps its jobs in files already; set WEBJOB_STORE=db "
                          "to import them into the hub database")
 
+    def report_at_start(self) -> None:
+        self.report_non_jobs()
+
     def report_non_jobs(self) -> list[str]:
-        """Plain ``.js`` files in the folder are not jobs: say so once, at start-up."""
+        """Plain ``.js`` files in the folder are not jobs: say so (once, at start-up)."""
         strays = sorted(p.name for p in self.folder.glob("*.js") if not p.name.endswith(SUFFIX))
         for name in strays:
             log.info("%s in the jobs folder is not a job (jobs end in %s); ignored", name, SUFFIX)
