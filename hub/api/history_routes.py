@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.requests import Request
 
-from hub.api.deps import CatalogDep, HistoryDep, OwnerDep, RunnerDep, SettingsDep
+from hub.api.deps import CatalogDep, HistoryDep, NodeHealthDep, OwnerDep, SettingsDep
 from hub.services.history import MAX_PAGE, History, HistoryQuery, JobStats, RunRecord
 from shared.errors import BadRequest, NotFound
 from shared.outcomes import OUTCOMES, SOURCES
@@ -109,10 +109,10 @@ async def history(request: Request, _owner: OwnerDep, runs: HistoryDep) -> objec
 
 
 @router.get("/metrics", response_model=Metrics)
-async def metrics(_owner: OwnerDep, history: HistoryDep, runner: RunnerDep,
+async def metrics(_owner: OwnerDep, history: HistoryDep, node: NodeHealthDep,
                   catalog: CatalogDep, settings: SettingsDep) -> object:
     figures = await history.metrics()
-    engine = runner.engine.metrics()
+    slots = node.slots()
     done = figures.successes + figures.failures
     return {
         "total": figures.total, "successes": figures.successes, "failures": figures.failures,
@@ -121,9 +121,9 @@ async def metrics(_owner: OwnerDep, history: HistoryDep, runner: RunnerDep,
                     "max": figures.runtime_max_ms},
         "failuresToday": figures.failures_today, "runsPerHour": figures.runs_per_hour,
         "failuresPerHour": figures.failures_per_hour, "p95PerHour": figures.p95_per_hour_ms,
-        "workersRunning": engine["workersRunning"], "workersQueued": engine["workersQueued"],
-        "workersMax": engine["workersMax"], "node": settings.node,
-        "stores": {"jobs": catalog.store.kind, "history": history.describe()},
+        "workersRunning": slots.running, "workersQueued": slots.queued,
+        "workersMax": slots.most, "node": settings.node,
+        "stores": {"jobs": catalog.store_kind, "history": history.describe()},
     }
 
 

@@ -3,12 +3,23 @@ which jobs run here now."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hub.engine.engine import Engine
 from shared.wire.health import Health
 
-__all__ = ["NO_WORKER", "NodeHealth"]
+__all__ = ["NO_WORKER", "NodeHealth", "RunSlots"]
 
 NO_WORKER = "no worker can be had: every slot is busy or no worker is running"
+
+
+@dataclass(frozen=True)
+class RunSlots:
+    """This node's run slots now (``/metrics`` shows them)."""
+
+    running: int  # runs in a slot
+    queued: int   # runs waiting for one
+    most: int     # slots there are (WEBJOB_MAX_CONCURRENT)
 
 
 class NodeHealth:
@@ -25,6 +36,11 @@ class NodeHealth:
                       workersQueued=counts["workersQueued"], workersMax=counts["workersMax"],
                       workers=counts["workers"], idle=counts["idle"],
                       starting=counts["starting"], problem=None if ready else NO_WORKER)
+
+    def slots(self) -> RunSlots:
+        counts = self.engine.metrics()
+        return RunSlots(counts["workersRunning"], counts["workersQueued"],
+                        counts["workersMax"])
 
     def running_here(self) -> set[str]:
         """The names of the jobs this node runs now."""
