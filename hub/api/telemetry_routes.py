@@ -3,8 +3,6 @@ request spans of FastAPI's instrumentation when traces are on."""
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter, FastAPI
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,8 +26,7 @@ async def prometheus_metrics(request: Request) -> Response:
     access: ScrapeAccess = request.app.state.scrape_access
     access.check(address_of(request), request.headers, proxied=_through_unknown_proxy(request))
     metrics: HubMetrics = request.app.state.prometheus
-    # Off the event loop: a hub with many jobs makes a large page.
-    body = await asyncio.to_thread(metrics.exposition)
+    body = await metrics.scrape_page()
     return Response(body, media_type=CONTENT_TYPE, headers={"Cache-Control": "no-store"})
 
 

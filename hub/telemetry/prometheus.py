@@ -9,6 +9,7 @@ and the history spool are read from the engine and the recorder at scrape time.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -119,3 +120,7 @@ class HubMetrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+    async def scrape_page(self) -> bytes:
+        """``exposition()`` off the event loop: a hub with many jobs makes a large page."""
+        return await asyncio.to_thread(self.exposition)

@@ -16,6 +16,7 @@ import psutil
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hub.api.memory import TRIM_FROM_BYTES, GiveBackMemory
+from hub.services.memory import HeapTrim
 from tests.hub.conftest import HubProcess
 
 BIG_JOB = ("/*\nMemory: 1024\n*/\n"
@@ -95,10 +96,10 @@ def test_large_answers_at_once_trim_once_and_small_ones_never() -> None:
             return 1
 
         sizes = iter([TRIM_FROM_BYTES - 1, TRIM_FROM_BYTES, TRIM_FROM_BYTES, TRIM_FROM_BYTES])
-        give = GiveBackMemory(lambda s, r, snd: _answer_of(next(sizes), s, r, snd))
-        give._trim = recording_trim
+        give = GiveBackMemory(lambda s, r, snd: _answer_of(next(sizes), s, r, snd),
+                              heap=HeapTrim(recording_trim))
         await _answered(give, 0)
-        assert not give._pending  # a small answer schedules nothing
+        assert not give.heap.pending  # a small answer schedules nothing
         await asyncio.gather(*(_answered(give, 0) for _ in range(3)))
         await asyncio.wait_for(trimmed.wait(), 5)
         await loop.shutdown_default_executor()  # any further trim has run by now
