@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -51,7 +51,6 @@ __all__ = [
     "stop",
     "upload",
     "version_code",
-    "version_list",
     "versions",
 ]
 
@@ -75,7 +74,7 @@ class LastRun:
 
 @dataclass(frozen=True)
 class JobInfo:
-    """One job of ``/available``; ``raw`` keeps every field the hub sent."""
+    """One job of ``/available``, as the Manage page shows it."""
 
     name: str
     title: str
@@ -84,14 +83,13 @@ class JobInfo:
     mode: str
     extended: bool
     scheduled: bool
-    limits: dict[str, int]
-    schedules: list[dict[str, Any]]
+    limits: wire_jobs.JobLimits
+    schedules: tuple[wire_schedules.JobScheduleRef, ...]
     warnings: list[str]
     runs: int
     failures: int
     last_run: LastRun | None
     running: bool
-    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def is_page(self) -> bool:
@@ -107,11 +105,9 @@ class JobInfo:
         return JobInfo(
             name=job.name, title=job.title, description=job.description or "",
             access=job.access, mode=job.mode, extended=job.extended,
-            scheduled=job.scheduled, limits=wire.encode(job.limits),
-            schedules=[wire.encode(s) for s in job.schedules], warnings=list(job.warnings),
-            runs=stats.runs, failures=stats.failures,
-            last_run=LastRun.from_wire(stats.lastRun), running=stats.running,
-            raw=wire.encode(job))
+            scheduled=job.scheduled, limits=job.limits, schedules=job.schedules,
+            warnings=list(job.warnings), runs=stats.runs, failures=stats.failures,
+            last_run=LastRun.from_wire(stats.lastRun), running=stats.running)
 
 
 @dataclass(frozen=True)
@@ -167,12 +163,6 @@ class CodeCheck:
     problems: list[CodeProblem]
 
 
-def _job_view(saved: wire_jobs.JobSaved) -> dict[str, Any]:
-    """The job a save, upload or restore answered, as the pages read it."""
-    job: dict[str, Any] = wire.encode(saved.job)
-    return job
-
-
 def job_path(name: str) -> str:
     return f"{API}/{quote(name, safe='')}"
 
@@ -211,13 +201,14 @@ def code_and_version(conn: HubConnection, name: str) -> tuple[str, int | None]:
 
 
 def save(conn: HubConnection, name: str, source: str,
-         base_version: int | None = None) -> dict[str, Any]:
-    """Write a job; raises JobDoesNotParse (``.line``/``.column``) or BadJobName.
+         base_version: int | None = None) -> wire_jobs.JobSummary:
+    """Write a job and answer it as saved; raises JobDoesNotParse (``.line``/``.column``)
+    or BadJobName.
     ``base_version`` is the version the editor opened (0: a new job): when the job has
     changed since, JobChanged (``.current_version``, None if deleted) and nothing is
     saved. None saves over whatever is there. The answer's ``currentVersion`` is the
     version just saved."""
-    return _job_view(save_shape(conn, name, source, base_version))
+    return save_shape(conn, name, source, base_version).job
 
 
 def save_shape(conn: HubConnection, name: str, source: str,
@@ -239,12 +230,11 @@ def check(conn: HubConnection, source: str) -> CodeCheck:
     return CodeCheck(data.ok, [CodeProblem.from_wire(p) for p in data.problems])
 
 
-def upload(conn: HubConnection, path: Path, name: str | None = None) -> dict[str, Any]:
+def upload(conn: HubConnection, path: Path, name: str | None = None) -> wire_jobs.JobSummary:
     """A ``.job.js`` file; the hub names the job after the file unless ``name`` is given."""
     files = {"file": (path.name, path.read_bytes(), "text/javascript")}
     data = {"name": name} if name else {}
-    saved = conn.typed(wire_jobs.JobSaved, "POST", f"{API}/upload", files=files, data=data)
-    return _job_view(saved)
+    return conn.typed(wire_jobs.JobSaved, "POST", f"{API}/upload", files=files, data=data).job
 
 
 def delete(conn: HubConnection, name: str) -> None:
@@ -257,21 +247,15 @@ def deleted_jobs(conn: HubConnection) -> list[DeletedJob]:
     return [DeletedJob.from_wire(j) for j in found.jobs]
 
 
-def restore_deleted(conn: HubConnection, name: str) -> dict[str, Any]:
+def restore_deleted(conn: HubConnection, name: str) -> wire_jobs.JobSummary:
     """A deleted job back from its last version; Conflict if a job of that name exists."""
     path = f"{API}/deleted/{quote(name, safe='')}/restore"
-    return _job_view(conn.typed(wire_jobs.JobSaved, "POST", path))
+    return conn.typed(wire_jobs.JobSaved, "POST", path).job
 
 
-def version_list(conn: HubConnection, name: str) -> tuple[wire_store.VersionInfo, ...]:
+def versions(conn: HubConnection, name: str) -> tuple[wire_store.VersionInfo, ...]:
     """Saved versions, newest first."""
     return conn.typed(wire_store.VersionList, "GET", f"{job_path(name)}/versions").versions
-
-
-def versions(conn: HubConnection, name: str) -> list[dict[str, Any]]:
-    """Saved versions, newest first, as the versions dialog shows them: version, saved,
-    savedBy, size, current."""
-    return [wire.encode(v) for v in version_list(conn, name)]
 
 
 def version_code(conn: HubConnection, name: str, number: int) -> str:
@@ -279,10 +263,10 @@ def version_code(conn: HubConnection, name: str, number: int) -> str:
     return conn.typed(wire_store.VersionDetail, "GET", path).code
 
 
-def restore(conn: HubConnection, name: str, number: int) -> dict[str, Any]:
+def restore(conn: HubConnection, name: str, number: int) -> wire_jobs.JobSummary:
     """Save version ``number``'s code again as the newest version."""
     path = f"{job_path(name)}/versions/{number}/restore"
-    return _job_view(conn.typed(wire_jobs.JobSaved, "POST", path))
+    return conn.typed(wire_jobs.JobSaved, "POST", path).job
 
 
 def stop(conn: HubConnection, job_id: str) -> bool:
@@ -292,10 +276,10 @@ def stop(conn: HubConnection, job_id: str) -> bool:
     return bool(done.stopped)
 
 
-def schedules_of(conn: HubConnection, name: str) -> list[dict[str, Any]]:
+def schedules_of(conn: HubConnection, name: str) -> list[wire_schedules.Schedule]:
     """Every schedule (``/schedules``) that runs ``name``, with its plain-words cron."""
     found = conn.typed(wire_schedules.ScheduleList, "GET", f"{API}/schedules").schedules
-    return [wire.encode(s) for s in found if s.jobName == name]
+    return [s for s in found if s.jobName == name]
 
 
 def run_stream(conn: HubConnection, name: str, params: dict[str, Any],

@@ -32,7 +32,7 @@ class LoadedJob:
 
 
 def current_version(conn: HubConnection, name: str) -> int | None:
-    return next((v.version for v in api.version_list(conn, name) if v.current), None)
+    return next((v.version for v in api.versions(conn, name) if v.current), None)
 
 
 def _version(value: Any) -> int | None:

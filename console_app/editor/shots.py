@@ -61,7 +61,7 @@ def _conflict(ctx: Any) -> QWidget:
     from console_app.editor_window import version_fetcher
 
     versions = jobs.versions(ctx.session.conn, DEMO_JOB)
-    current = max((int(v["version"]) for v in versions), default=1)
+    current = max((v.version for v in versions), default=1)
     text = jobs.code(ctx.session.conn, DEMO_JOB).replace("'half way'", "'two thirds'")
     dialog = ConflictDialog(DEMO_JOB, max(1, current - 1), current, text,
                             version_fetcher(ctx.session, DEMO_JOB))

@@ -8,8 +8,7 @@ the request off the GUI thread and calls ``on_done`` on the GUI thread with the 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QTextBlockFormat, QTextCharFormat, QTextCursor
@@ -29,6 +28,7 @@ from PySide6.QtWidgets import (
 from console_app.client.errors import describe_error
 from console_app.editor.diffing import DiffLine, unified_diff
 from console_app.editor.theme import is_dark
+from shared.wire.store import VersionInfo
 
 __all__ = ["FetchCode", "VersionsDialog", "describe_version", "render_diff"]
 
@@ -47,16 +47,14 @@ def _size_text(size: int) -> str:
     return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB"
 
 
-def describe_version(v: Mapping[str, Any]) -> str:
-    """One list line for a version dict from ``GET /api/webjobs/<name>/versions``."""
-    saved = v.get("saved")
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(saved)) if saved else "?"
-    parts = [f"v{v.get('version')}", when]
-    if v.get("savedBy"):
-        parts.append(f"by {v['savedBy']}")
-    if v.get("size") is not None:
-        parts.append(_size_text(int(v["size"])))
-    if v.get("current"):
+def describe_version(v: VersionInfo) -> str:
+    """One list line for a version of ``GET /api/webjobs/<name>/versions``."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(v.saved)) if v.saved else "?"
+    parts = [f"v{v.version}", when]
+    if v.savedBy:
+        parts.append(f"by {v.savedBy}")
+    parts.append(_size_text(v.size))
+    if v.current:
         parts.append("current")
     return " · ".join(parts)
 
@@ -89,7 +87,7 @@ class VersionsDialog(QDialog):
 
     sig_restore_requested = Signal(int)
 
-    def __init__(self, versions: Sequence[Mapping[str, Any]], fetch: FetchCode,
+    def __init__(self, versions: Sequence[VersionInfo], fetch: FetchCode,
                  current_text: str, *, job_name: str = "",
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -124,12 +122,12 @@ class VersionsDialog(QDialog):
         layout.addWidget(self.status)
         layout.addWidget(buttons)
 
-    def set_versions(self, versions: Sequence[Mapping[str, Any]]) -> None:
+    def set_versions(self, versions: Sequence[VersionInfo]) -> None:
         """Newest first, as the hub lists them."""
         self.list.clear()
         for v in versions:
             item = QListWidgetItem(describe_version(v))
-            item.setData(Qt.ItemDataRole.UserRole, int(v["version"]))
+            item.setData(Qt.ItemDataRole.UserRole, v.version)
             self.list.addItem(item)
 
     def set_current_text(self, text: str) -> None:

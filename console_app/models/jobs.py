@@ -24,6 +24,7 @@ from PySide6.QtGui import QColor
 from console_app.client.jobs import JobInfo, JobList, RunningRun
 from console_app.history.fmt import OUTCOME_COLOURS, age, elapsed
 from console_app.models.rows import ROOT, Index, column_header
+from shared.wire.schedules import Schedule
 
 COLUMNS = ("Name", "Badges", "Description", "Last run", "Now")
 COL_NAME, COL_BADGES, COL_DESCRIPTION, COL_LAST_RUN, COL_NOW = range(len(COLUMNS))
@@ -94,14 +95,14 @@ class JobDetails:
     """What expanding a row fetches; None while still loading."""
 
     source: str | None = None
-    schedules: list[dict[str, Any]] | None = None
+    schedules: list[Schedule] | None = None
     error: str | None = None
 
 
 def details_text(job: JobInfo, details: JobDetails | None) -> str:
     limits = job.limits
-    lines = [f"Limits: runtime {limits.get('runtimeMs', '?')} ms · memory "
-             f"{limits.get('memoryMb', '?')} MB · CPU {limits.get('cpuMs', '?')} ms"
+    lines = [f"Limits: runtime {limits.runtimeMs} ms · memory {limits.memoryMb} MB · "
+             f"CPU {limits.cpuMs} ms"
              + (" (extended)" if job.extended else ""),
              f"Access: {job.access} · mode: {job.mode} · {job.runs} runs, "
              f"{job.failures} failed"]
@@ -111,8 +112,8 @@ def details_text(job: JobInfo, details: JobDetails | None) -> str:
         return "\n".join(lines)
     if details.schedules is not None:
         lines.append("Schedules: " + ("none" if not details.schedules else ""))
-        lines += [f"  {'on ' if s.get('enabled') else 'off'}  {s.get('name', '')}: "
-                  f"{s.get('cronText') or s.get('cron', '')}" for s in details.schedules]
+        lines += [f"  {'on ' if s.enabled else 'off'}  {s.name}: {s.cronText or s.cron}"
+                  for s in details.schedules]
     if details.source is not None:
         head = details.source.splitlines()[:SOURCE_LINES]
         lines.append("Source:")

@@ -29,6 +29,7 @@ from console_app.models.rows import Index, RowsModel
 from console_app.session import HubSession
 from console_app.tasks import Latest
 from console_app.widgets import MessageBar, fit_on_screen, row_table
+from shared.wire.jobs import JobSummary
 
 __all__ = ["DeletedJobsDialog", "DeletedJobsModel"]
 
@@ -143,7 +144,7 @@ class DeletedJobsDialog(QDialog):
         conn, name = self.session.conn, job.name
         self.restore_button.setEnabled(False)
 
-        def restored(_job: dict[str, Any]) -> None:
+        def restored(_job: JobSummary) -> None:
             self.message.show_info(f"Restored {name} (version {job.last_version}).")
             self.session.nav.sig_jobs_changed.emit()
             self.sig_restored.emit(name)

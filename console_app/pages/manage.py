@@ -10,7 +10,6 @@ they carry code that is not saved anywhere."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QHideEvent, QShowEvent
@@ -54,6 +53,7 @@ from console_app.run.params import remember_params, remembered_params
 from console_app.session import HubSession
 from console_app.shell.status_bar import status_bar_of
 from console_app.widgets import MessageBar, UrlNote
+from shared.wire.jobs import JobSummary
 
 POLL_MS = 2000      # /running while visible: one small JSON answer
 TICK_MS = 1000      # ages move on between polls without a call
@@ -372,7 +372,7 @@ class ManagePage(QWidget):
             self.show_message(f"A job named {name} exists already", error=True)
             return
 
-        def created(_job: dict[str, Any]) -> None:
+        def created(_job: JobSummary) -> None:
             self._done(f"Created {name}")
             self.session.nav.sig_open_editor.emit(name)
 
@@ -388,7 +388,7 @@ class ManagePage(QWidget):
         path = Path(chosen)
         self.session.tasks.run(
             lambda: api.upload(self.session.conn, path),
-            lambda job: self._done(f"Uploaded {job.get('name') or path.name}"),
+            lambda job: self._done(f"Uploaded {job.name or path.name}"),
             lambda exc: self.show_failure(exc, f"Uploading {path.name}"))
 
     def run_ad_hoc(self) -> None:

@@ -7,7 +7,6 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
@@ -15,12 +14,14 @@ from pytestqt.qtbot import QtBot
 from console_app.client.errors import HubUnreachable
 from console_app.editor import VersionsDialog
 from console_app.editor.versions import describe_version
+from shared.wire import decode
+from shared.wire.store import VersionInfo, VersionList
 
-VERSIONS: list[dict[str, Any]] = [  # as GET /api/webjobs/<name>/versions answers: newest first
+VERSIONS = decode(VersionList, {"versions": [  # as GET /api/webjobs/<name>/versions answers
     {"version": 3, "saved": 1_760_000_300.0, "savedBy": "ann", "size": 40, "current": True},
     {"version": 2, "saved": 1_760_000_200.0, "savedBy": "bob", "size": 2048, "current": False},
     {"version": 1, "saved": 1_760_000_100.0, "savedBy": None, "size": 20, "current": False},
-]
+]}, strict=True).versions  # newest first
 CODE = {1: "return 1\n", 2: "const a = 2\nreturn a\n", 3: "const a = 3\nreturn a\n"}
 
 
@@ -52,7 +53,7 @@ def test_lists_versions_newest_first(qtbot: QtBot) -> None:
     assert texts[0].startswith("v3 ·") and texts[0].endswith("current") and "by ann" in texts[0]
     assert "2.0 KB" in texts[1] and texts[2].startswith("v1 ·")
     assert not dialog.restore_button.isEnabled()
-    assert describe_version({"version": 7}) == "v7 · ?"
+    assert describe_version(VersionInfo(7, 0, None, 12, False)) == "v7 · ? · 12 B"
 
 
 def test_diff_against_the_editor_text_with_colours(qtbot: QtBot) -> None:

@@ -63,7 +63,7 @@ def test_every_template_saves_on_the_hub_and_the_plain_one_runs(
         assert name in dialog.preview.toPlainText()
         try:
             saved = api.save(connection, name, new.code)  # the hub's parse check passes
-            assert not saved.get("warnings"), saved.get("warnings")
+            assert not saved.warnings, saved.warnings
             if template.key == "json":
                 events = list(api.run_stream(connection, name, {"a": 1}, CancelToken()))
                 payload = [e for e in events if isinstance(e, Payload)]

@@ -29,6 +29,7 @@ from console_app.models.jobs import (
 )
 from shared.wire import decode
 from shared.wire.jobs import AvailableJob
+from shared.wire.schedules import Schedule
 
 
 class Clock:
@@ -119,8 +120,10 @@ def test_details_row_and_ages(listed: JobList, qtmodeltester: object) -> None:
     assert model.index(0, COL_LAST_RUN).data() == "failed · 4 ms · 2 min ago"
     details = model.index(0, 0, model.index(0, 0))
     assert details.data(DETAILS_ROLE) is True and "Loading source" in details.data()
-    model.set_details("ran", JobDetails("// line one\nreturn 1", [
-        {"name": "nightly", "enabled": True, "cronText": "At 02:00 (UTC)"}]))
+    nightly = decode(Schedule, {"id": 3, "name": "nightly", "jobName": "ran", "cron": "0 2 * * *",
+                                "cronText": "At 02:00 (UTC)", "timezone": "UTC", "params": "{}",
+                                "enabled": True}, strict=True)
+    model.set_details("ran", JobDetails("// line one\nreturn 1", [nightly]))
     text = details.data()
     assert "runtime 10000 ms" in text and "nightly: At 02:00 (UTC)" in text
     assert "// line one" in text and model.rowCount(details) == 0
@@ -193,7 +196,7 @@ def test_same_names_keep_rows_and_new_names_reset(qtbot: object) -> None:
 def test_jobs_client_round_trip(connection: HubConnection) -> None:
     name = f"client_{uuid.uuid4().hex[:6]}"
     saved = api.save(connection, name, "/*\nDescription: hi\n*/\nreturn 2")
-    assert saved.get("name", name) == name
+    assert saved.name == name
     assert "return 2" in api.code(connection, name)
     assert api.schedules_of(connection, name) == []
     assert api.job_url(connection, name).endswith(f"/api/webjobs/{name}")
