@@ -180,11 +180,12 @@ class _HubHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
     def emit(self, record: logging.LogRecord) -> None:
         pending = _PENDING.get()
-        if pending is None:
+        if pending is None or pending.written:
             super().emit(record)
             return
         try:
-            pending.setdefault(self, []).append((record, self.format(record) + self.terminator))
+            pending.lines.setdefault(self, []).append(
+                (record, self.format(record) + self.terminator))
         except RecursionError:  # as StreamHandler.emit
             raise
         except Exception:
@@ -204,9 +205,17 @@ class _HubHandler(logging.StreamHandler):  # type: ignore[type-arg]
             self.release()
 
 
-# The lines each hub handler has formatted inside :func:`one_write`, not yet written.
-_PENDING: ContextVar[dict[_HubHandler, list[tuple[logging.LogRecord, str]]] | None] = (
-    ContextVar("webhub_log_pending", default=None))
+class _Pending:
+    """The lines each hub handler has formatted inside one :func:`one_write` block."""
+
+    def __init__(self) -> None:
+        self.lines: dict[_HubHandler, list[tuple[logging.LogRecord, str]]] = {}
+        # Once the block has written them: a task started inside it (which carries the
+        # context along) writes at once from then on.
+        self.written = False
+
+
+_PENDING: ContextVar[_Pending | None] = ContextVar("webhub_log_pending", default=None)
 
 
 @contextlib.contextmanager
@@ -217,13 +226,14 @@ def one_write() -> Iterator[None]:
     if _PENDING.get() is not None:
         yield
         return
-    pending: dict[_HubHandler, list[tuple[logging.LogRecord, str]]] = {}
+    pending = _Pending()
     token = _PENDING.set(pending)
     try:
         yield
     finally:
         _PENDING.reset(token)
-        for handler, lines in pending.items():
+        pending.written = True
+        for handler, lines in pending.lines.items():
             handler.write_pending(lines)
 
 

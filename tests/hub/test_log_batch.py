@@ -3,6 +3,7 @@ in one write, each line formatted and filtered as one logged alone would be."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -155,3 +156,21 @@ def test_a_line_that_cannot_be_formatted_is_the_handlers_error(
     finally:
         alone.removeHandler(handler)
     assert len(seen) == 1 and stream.getvalue().count("\n") == 1
+
+
+def test_a_task_started_inside_a_batch_writes_at_once_after_it(stream: CountingStream) -> None:
+    async def scenario() -> None:
+        release = asyncio.Event()
+
+        async def later() -> None:
+            await release.wait()
+            JOB_LOG.info("from a task")
+
+        with one_write():
+            task = asyncio.ensure_future(later())  # carries the block's context
+            JOB_LOG.info("in the block")
+        release.set()
+        await task
+
+    asyncio.run(scenario())
+    assert stream.getvalue().count("\n") == 2 and "from a task" in stream.getvalue()
