@@ -17,7 +17,8 @@ from typing import Any
 from starlette.responses import Response
 
 from hub.api.page_console import insert_drawer
-from hub.engine.engine import RunResult, new_ref
+from hub.engine.engine import new_ref
+from hub.services.run_outcome import RunResult
 from shared.errors import WebJobsError
 from shared.ndjson import Failure, MetaData, encode_line
 
