@@ -17,8 +17,7 @@ from typing import Any
 from starlette.responses import Response
 
 from hub.api.page_console import insert_drawer
-from hub.engine.engine import new_ref
-from hub.services.run_outcome import RunResult
+from hub.services.run_outcome import RunResult, new_ref
 from shared.errors import WebJobsError
 from shared.ndjson import Failure, MetaData, encode_line
 
