@@ -4,9 +4,11 @@ A debug run or a replay is one NDJSON stream: a ``DebugStart`` (its session, sou
 and pausable lines), ``LogLine``s and ``DebugPause``s as they happen, then the
 outcome like any run (``MetaData`` + ``Payload``, or a ``Failure``). The run is driven
 by commands on its session. Before each pause comes a ``stack`` line (the async
-call chain), read here as :class:`DebugStack`. A live attach opens a session for a
-page job; the tab's requests then show up on the session's events stream. Every call blocks: the GUI
-makes them through ``session.tasks``."""
+call chain), read here as :class:`DebugStack`; each pause is read as the wire's
+:class:`~shared.wire.debug.DebugPaused`, its values (and those ``expand`` answers) as
+:class:`~shared.wire.debug.DebugValue`s, once, where they arrive. A live attach opens a
+session for a page job; the tab's requests then show up on the session's events stream.
+Every call blocks: the GUI makes them through ``session.tasks``."""
 
 from __future__ import annotations
 
@@ -15,13 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from console_app.client.connection import API, CancelToken, HubConnection
+from console_app.client.errors import NotAHub
 from shared import wire
-from shared.ndjson import DebugExpanded, StreamEvent, UnknownLine
+from shared.ndjson import DebugPause, StreamEvent, UnknownLine
 from shared.wire import debug as wire_debug
+from shared.wire.debug import DebugPaused, DebugValue
 
 __all__ = [
     "Attached",
+    "DebugEvent",
     "DebugStack",
+    "Expansion",
     "Frame",
     "attach",
     "command",
@@ -59,11 +65,43 @@ class DebugStack:
         return cls([Frame(f.name, f.line, f.column) for f in stack.frames], stack.depth)
 
 
-def _events(items: Iterator[StreamEvent]) -> Iterator[StreamEvent | DebugStack]:
+@dataclass(frozen=True)
+class Expansion:
+    """``expand``'s answer: one more level of a paused value, or why it cannot be shown."""
+
+    handle: int
+    entries: dict[str, DebugValue]
+    more: int  # entries left out
+    error: str | None
+
+
+# What a debug stream yields: its lines, the stack and pause ones typed here.
+DebugEvent = StreamEvent | DebugStack | DebugPaused
+
+
+def _values(entries: dict[str, Any], where: str) -> dict[str, DebugValue]:
+    """The hub's value descriptions as DebugValues; NotAHub when one is of another shape
+    (the debugger would show it wrong)."""
+    try:
+        return {name: wire.decode(DebugValue, value) for name, value in entries.items()}
+    except wire.ShapeError as err:
+        raise NotAHub(f"{where} describes a value in a shape this console does not know "
+                      f"({err})") from None
+
+
+def _pause(event: DebugPause) -> DebugPaused:
+    vars_ = _values(event.vars, f"the pause at line {event.line}")
+    return DebugPaused(event.line, event.column, event.reason, vars_)
+
+
+def _events(items: Iterator[StreamEvent]) -> Iterator[DebugEvent]:
     """The stream's events, its ``stack`` lines made :class:`DebugStack`s (a stack line
-    of another shape is passed on unknown, as any line this console cannot read)."""
+    of another shape is passed on unknown, as any line this console cannot read) and
+    its pauses :class:`DebugPaused` (a value of another shape ends the stream: NotAHub)."""
     for event in items:
-        if isinstance(event, UnknownLine) and event.raw.get("type") == "stack":
+        if isinstance(event, DebugPause):
+            yield _pause(event)
+        elif isinstance(event, UnknownLine) and event.raw.get("type") == "stack":
             try:
                 yield DebugStack.from_wire(wire.decode(wire_debug.DebugStack, event.raw))
             except wire.ShapeError:
@@ -82,7 +120,7 @@ def start(conn: HubConnection, name: str, cancel: CancelToken, *,
           params: dict[str, Any] | None = None, code: str | None = None,
           step_from_start: bool = True, breakpoints: Iterable[int] = (),
           pause_on_exception: bool = False,
-          method: str = "POST") -> Iterator[StreamEvent | DebugStack]:
+          method: str = "POST") -> Iterator[DebugEvent]:
     """One simulated request of ``name`` (or of the unsaved ``code``) under the debugger."""
     how = _options(step_from_start, breakpoints, pause_on_exception)
     body = wire_debug.DebugRunOptions(params or {}, code, method, how.stepFromStart,
@@ -93,7 +131,7 @@ def start(conn: HubConnection, name: str, cancel: CancelToken, *,
 
 def replay(conn: HubConnection, run_id: str, cancel: CancelToken, *,
            step_from_start: bool = True, breakpoints: Iterable[int] = (),
-           pause_on_exception: bool = False) -> Iterator[StreamEvent | DebugStack]:
+           pause_on_exception: bool = False) -> Iterator[DebugEvent]:
     """A recorded run again under the debugger, its calls answered from the recording."""
     body = wire.encode(_options(step_from_start, breakpoints, pause_on_exception))
     return _events(conn.stream("POST", f"{API}/debug/replay/{run_id}", cancel, json=body))
@@ -126,11 +164,12 @@ def configure(conn: HubConnection, session: str, *, breakpoints: Iterable[int] |
     return _command(conn, session, given, wire_debug.DebugDone)
 
 
-def expand(conn: HubConnection, session: str, handle: int) -> DebugExpanded:
+def expand(conn: HubConnection, session: str, handle: int) -> Expansion:
     """One more level of a value from the current pause (a Conflict when not paused)."""
     got = _command(conn, session, wire_debug.DebugCommand("expand", handle=handle),
                    wire_debug.DebugExpansion)
-    return DebugExpanded(got.handle, got.entries, got.more, got.error)
+    return Expansion(got.handle, _values(got.entries, f"expand {handle}"), got.more,
+                     got.error)
 
 
 def attach(conn: HubConnection, name: str, *, step_from_start: bool = True,
@@ -142,6 +181,6 @@ def attach(conn: HubConnection, name: str, *, step_from_start: bool = True,
 
 
 def session_events(conn: HubConnection, session: str,
-                   cancel: CancelToken) -> Iterator[StreamEvent | DebugStack]:
+                   cancel: CancelToken) -> Iterator[DebugEvent]:
     """An attached session's events (request, stack, pause, log, answer) until it ends."""
     return _events(conn.stream("GET", f"{API}/debug-session/{session}/events", cancel))

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from pyside6_scintilla import ScintillaEdit
 
 from console_app.debugger.state import value_text
+from shared.wire.debug import DebugValue
 
 __all__ = ["ValueHover", "name_at"]
 
 DWELL_MS = 500
 _NAME_RE = re.compile(r"[A-Za-z_$][\w$]*")
 
-Lookup = Callable[[str], dict[str, Any] | None]
+Lookup = Callable[[str], DebugValue | None]
 
 
 def name_at(line: str, column: int) -> str | None:

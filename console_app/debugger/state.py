@@ -1,8 +1,9 @@
 """What a debugger window knows, as plain Python: no Qt here.
 
-The hub describes each variable as ``{type, value}`` (``<tdz>`` for a ``let``/``const``
-not yet initialised, ``truncated`` with the full length for a long string) or, for
-objects and arrays, as a ``handle`` that ``expand`` opens one level at a time. Handles
+The hub describes each variable as a :class:`~shared.wire.debug.DebugValue`: a type and
+value (``tdz`` for a ``let``/``const`` not yet initialised, ``truncated`` with the full
+length for a long string) or, for objects and arrays, a ``handle`` that ``expand`` opens
+one level at a time. Handles
 are only good during the pause that gave them, so the tree is rebuilt at each pause.
 The job globals a job names come as one ``group`` (``<globals>``) with its entries
 inline, shown as a node of their own under the job's names; an exception leaving the
@@ -13,13 +14,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from console_app.client.debug import Frame
 from shared.ndjson import DebugAnswer, DebugRequest, Failure, MetaData
+from shared.wire.debug import DebugValue
 
-__all__ = ["GLOBALS", "DebugState", "Phase", "RequestEntry", "VarNode", "reason_text",
-           "value_text"]
+__all__ = ["GLOBALS", "DebugState", "Phase", "RequestEntry", "VarNode", "in_scope",
+           "reason_text", "value_text"]
 
 GLOBALS = "<globals>"
 GLOBALS_LABEL = "job globals"
@@ -41,27 +42,27 @@ class Phase(Enum):
     CLOSED = "closed"           # the stream ended or failed
 
 
-def value_text(desc: dict[str, Any]) -> str:
+def value_text(desc: DebugValue) -> str:
     """How a described value reads in the Value column."""
-    kind = str(desc.get("type", ""))
+    kind = desc.type
     if kind == "tdz":
         return "<tdz>"
     if kind == "undefined":
         return "undefined"
     if kind == "array":
-        return f"Array({desc.get('length', 0)})"
+        return f"Array({desc.length or 0})"
     if kind == "group":
-        return ", ".join(sorted(dict(desc.get("entries") or {})))
+        return ", ".join(sorted(desc.entries or {}))
     if kind == "object":
-        name = desc.get("className") or "Object"
-        if isinstance(desc.get("value"), str):  # an error: its message says the most
-            return f"{name}: {desc['value']}"
-        return f"{name} {{{desc.get('size', 0)}}}"
-    value = desc.get("value")
+        name = desc.className or "Object"
+        if isinstance(desc.value, str):  # an error: its message says the most
+            return f"{name}: {desc.value}"
+        return f"{name} {{{desc.size or 0}}}"
+    value = desc.value
     if kind == "string":
         text = json.dumps(value, ensure_ascii=False)
-        if "truncated" in desc:  # the hub cut it: say so, with its real length
-            return f"{text[:-1]}…\" (truncated, {desc['truncated']} chars)"
+        if desc.truncated is not None:  # the hub cut it: say so, with its real length
+            return f"{text[:-1]}…\" (truncated, {desc.truncated} chars)"
         return text
     if value is None:
         return "null" if kind == "null" else ""
@@ -75,7 +76,7 @@ class VarNode:
     """One row of the variables tree. ``children`` is None until expanded."""
 
     name: str
-    desc: dict[str, Any]
+    desc: DebugValue
     parent: VarNode | None = None
     children: list[VarNode] | None = None
     loading: bool = False
@@ -84,23 +85,23 @@ class VarNode:
 
     @property
     def handle(self) -> int | None:
-        handle = self.desc.get("handle")
-        return handle if isinstance(handle, int) and not isinstance(handle, bool) else None
+        return self.desc.handle
 
     @property
     def expandable(self) -> bool:
         return self.handle is not None and self._size() > 0
 
     def _size(self) -> int:
-        return int(self.desc.get("length", self.desc.get("size", 1)) or 0)
+        desc = self.desc
+        return desc.length if desc.length is not None else 1 if desc.size is None else desc.size
 
     @property
     def type_text(self) -> str:
-        return "" if self.is_group else str(self.desc.get("type", ""))
+        return "" if self.is_group else self.desc.type
 
     @property
     def is_group(self) -> bool:
-        return self.desc.get("type") == "group"
+        return self.desc.type == "group"
 
     @property
     def label(self) -> str:
@@ -124,33 +125,41 @@ class VarNode:
 
     @property
     def is_tdz(self) -> bool:
-        return self.desc.get("type") == "tdz"
+        return self.desc.type == "tdz"
 
     @property
     def is_truncated(self) -> bool:
-        return "truncated" in self.desc
+        return self.desc.truncated is not None
 
-    def fill(self, entries: dict[str, Any], more: int, error: str | None) -> list[VarNode]:
+    def fill(self, entries: dict[str, DebugValue], more: int,
+             error: str | None) -> list[VarNode]:
         """The hub's answer to ``expand``: this node's children (and what was left out)."""
         self.loading, self.error, self.more = False, error, more
-        self.children = [VarNode(str(k), dict(v) if isinstance(v, dict) else {"value": v},
-                                 self) for k, v in entries.items()]
+        self.children = [VarNode(name, value, self) for name, value in entries.items()]
         if more > 0:
-            self.children.append(VarNode(f"… {more} more", {"type": "more"}, self))
+            self.children.append(VarNode(f"… {more} more", DebugValue("more"), self))
         return self.children
 
 
-def scope_nodes(vars_: dict[str, Any]) -> list[VarNode]:
+def scope_nodes(vars_: dict[str, DebugValue]) -> list[VarNode]:
     """The top level of the tree for one pause: the job's names, then its globals'
     node (its children already there: the hub sends them inline)."""
-    nodes = [VarNode(str(k), dict(v) if isinstance(v, dict) else {"value": v})
-             for k, v in vars_.items() if k != GLOBALS]
+    nodes = [VarNode(name, value) for name, value in vars_.items() if name != GLOBALS]
     group = vars_.get(GLOBALS)
-    if isinstance(group, dict) and group.get("type") == "group":
-        node = VarNode(GLOBALS, dict(group))
-        node.fill(dict(group.get("entries") or {}), 0, None)
+    if group is not None and group.type == "group":
+        node = VarNode(GLOBALS, group)
+        node.fill(dict(group.entries or {}), 0, None)
         nodes.append(node)
     return nodes
+
+
+def in_scope(vars_: dict[str, DebugValue], name: str) -> DebugValue | None:
+    """What ``name`` holds in a pause's ``vars_``: a job name first, then a job global."""
+    found = vars_.get(name) if name != GLOBALS else None
+    group = vars_.get(GLOBALS)
+    if found is None and group is not None and group.entries:
+        found = group.entries.get(name)
+    return found
 
 
 @dataclass
@@ -184,29 +193,25 @@ class DebugState:
     reason: str = ""
     breakpoints: set[int] = field(default_factory=set)
     stack: list[Frame] = field(default_factory=list)  # the current pause's call chain
-    vars: dict[str, Any] = field(default_factory=dict)  # the current pause's names
+    vars: dict[str, DebugValue] = field(default_factory=dict)  # the current pause's names
     requests: list[RequestEntry] = field(default_factory=list)
     meta: MetaData | None = None
     result: bytes | None = None
     failure: Failure | None = None
 
-    def paused(self, line: int, reason: str, vars_: dict[str, Any] | None = None) -> None:
+    def paused(self, line: int, reason: str,
+               vars_: dict[str, DebugValue] | None = None) -> None:
         self.phase, self.line, self.reason = Phase.PAUSED, line, reason
         self.vars = dict(vars_ or {})
 
     def resumed(self) -> None:
         self.phase, self.line, self.stack, self.vars = Phase.RUNNING, None, [], {}
 
-    def lookup(self, name: str) -> dict[str, Any] | None:
+    def lookup(self, name: str) -> DebugValue | None:
         """What ``name`` holds at this pause (a job name first, then a job global)."""
         if self.phase != Phase.PAUSED or name == GLOBALS:
             return None
-        found = self.vars.get(name)
-        if found is None:
-            group = self.vars.get(GLOBALS)
-            entries = group.get("entries") if isinstance(group, dict) else None
-            found = entries.get(name) if isinstance(entries, dict) else None
-        return dict(found) if isinstance(found, dict) else None
+        return in_scope(self.vars, name)
 
     def status_text(self) -> str:
         """The status line: the phase, where and why it is paused."""

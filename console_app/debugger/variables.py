@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QHeaderView, QTreeView
 
 from console_app.debugger.state import VarNode, scope_nodes
 from console_app.models.rows import ROOT, Index, column_header
+from shared.wire.debug import DebugValue
 
 __all__ = ["KeepExpanded", "VarRole", "VariablesModel"]
 
@@ -48,7 +49,7 @@ class VariablesModel(QAbstractItemModel):
 
     # -- what the window tells it ---------------------------------------------------
 
-    def set_scope(self, vars_: dict[str, Any], paused: bool = True) -> None:
+    def set_scope(self, vars_: dict[str, DebugValue], paused: bool = True) -> None:
         """A new pause: its variables replace the tree (old handles are dead)."""
         self.beginResetModel()
         self.generation += 1
@@ -63,8 +64,8 @@ class VariablesModel(QAbstractItemModel):
     def clear(self) -> None:
         self.set_scope({}, paused=False)
 
-    def expanded(self, node: VarNode, generation: int, entries: dict[str, Any], more: int,
-                 error: str | None) -> bool:
+    def expanded(self, node: VarNode, generation: int, entries: dict[str, DebugValue],
+                 more: int, error: str | None) -> bool:
         """The hub's answer for ``node``; False if it is stale and was dropped."""
         if generation != self.generation or node.children is not None:
             return False
@@ -185,7 +186,7 @@ class VariablesModel(QAbstractItemModel):
         if role == VarRole.TDZ:
             return node.is_tdz
         if role == VarRole.TRUNCATED:
-            return node.desc.get("truncated")
+            return node.desc.truncated
         if role == VarRole.LOADING:
             return node.loading
         return None

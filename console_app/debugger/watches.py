@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from console_app.debugger.state import GLOBALS, value_text
-from shared.ndjson import DebugExpanded
+from console_app.client.debug import Expansion
+from console_app.debugger.state import in_scope, value_text
+from shared.wire.debug import DebugValue
 
 __all__ = ["WatchesPanel", "parse_watch", "resolve"]
 
@@ -35,7 +36,7 @@ _STEP = re.compile(rf"\.\s*({_NAME})|\[\s*(\d+)\s*\]|\[\s*(\"(?:[^\"\\]|\\.)*\")
 _FIRST = re.compile(rf"\s*({_NAME})")
 MAX_STEPS = 20
 
-Expand = Callable[[int], DebugExpanded]
+Expand = Callable[[int], Expansion]
 
 
 def parse_watch(text: str) -> list[str] | None:
@@ -60,37 +61,32 @@ def parse_watch(text: str) -> list[str] | None:
     return path
 
 
-def resolve(vars_: dict[str, Any], path: list[str], expand: Expand) -> dict[str, Any]:
+def resolve(vars_: dict[str, DebugValue], path: list[str], expand: Expand) -> DebugValue:
     """The description at ``path`` in a pause's ``vars_`` (job names, then globals),
-    or ``{"type": "error", "value": why}``. Blocks on ``expand`` for each object."""
-    group = vars_.get(GLOBALS) if isinstance(vars_.get(GLOBALS), dict) else {}
-    entries = group.get("entries") if isinstance(group, dict) else None
-    desc = vars_.get(path[0]) if path[0] != GLOBALS else None
-    if desc is None and isinstance(entries, dict):
-        desc = entries.get(path[0])
-    if not isinstance(desc, dict):
+    or an ``error`` one saying why there is none. Blocks on ``expand`` for each object."""
+    desc = in_scope(vars_, path[0])
+    if desc is None:
         return _missing(f"{path[0]} is not in scope here")
     for name in path[1:]:
-        handle = desc.get("handle")
-        if not isinstance(handle, int):
+        if desc.handle is None:
             return _missing(f"{value_text(desc)} has no '{name}'")
-        opened = expand(handle)
+        opened = expand(desc.handle)
         if opened.error:
             return _missing(opened.error)
         found = opened.entries.get(name)
-        if not isinstance(found, dict):
+        if found is None:
             return _missing(f"no '{name}'" + (" among the first 50" if opened.more else ""))
         desc = found
     return desc
 
 
-def _missing(why: str) -> dict[str, Any]:
-    return {"type": "error", "value": why}
+def _missing(why: str) -> DebugValue:
+    return DebugValue("error", why)
 
 
-def watch_text(desc: dict[str, Any]) -> str:
-    if desc.get("type") == "error":
-        return f"<{desc.get('value')}>"
+def watch_text(desc: DebugValue) -> str:
+    if desc.type == "error":
+        return f"<{desc.value}>"
     return value_text(desc)
 
 
@@ -159,7 +155,7 @@ class WatchesPanel(QWidget):
                 self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(item))
                 break
 
-    def show_values(self, values: dict[str, dict[str, Any]]) -> None:
+    def show_values(self, values: dict[str, DebugValue]) -> None:
         """Each watch's value at this pause (missing ones: not available now)."""
         for item in self._items():
             desc = values.get(item.text(0))

@@ -37,7 +37,6 @@ from console_app.debugger.watches import resolve
 from console_app.session import DEBUG_BREAKPOINTS_KEY, DEBUG_CODE_KEY, HubSession
 from shared.ndjson import (
     DebugAnswer,
-    DebugPause,
     DebugRequest,
     DebugStart,
     Failure,
@@ -46,6 +45,7 @@ from shared.ndjson import (
     Payload,
     StreamEvent,
 )
+from shared.wire.debug import DebugPaused, DebugValue
 
 __all__ = ["DebuggerWindow"]
 
@@ -220,7 +220,7 @@ class DebuggerWindow(DebuggerLayout):
         self.state.stack = list(event.frames)  # the pause that follows is its innermost
         self.stack_view.show_frames(self.state.stack)
 
-    def _on_pause(self, event: DebugPause) -> None:
+    def _on_pause(self, event: DebugPaused) -> None:
         state = self.state
         state.paused(event.line, event.reason, event.vars)
         self.source_view.highlight_line(event.line)
@@ -236,11 +236,11 @@ class DebuggerWindow(DebuggerLayout):
         conn, sid, vars_, generation = (self.session.conn, state.session, dict(state.vars),
                                         self.variables.generation)
 
-        def walk() -> dict[str, dict[str, Any]]:
+        def walk() -> dict[str, DebugValue]:
             return {text: resolve(vars_, path, lambda handle: debug.expand(conn, sid, handle))
                     for text, path in paths.items()}
 
-        def shown(values: dict[str, dict[str, Any]]) -> None:
+        def shown(values: dict[str, DebugValue]) -> None:
             if not self._closed and generation == self.variables.generation:
                 self.watches.show_values(values)
 
@@ -273,7 +273,7 @@ class DebuggerWindow(DebuggerLayout):
         self._finish()
 
     _HANDLERS: ClassVar[dict[type, Callable[[DebuggerWindow, Any], None]]] = {
-        DebugStart: _on_start, LogLine: _on_log, DebugPause: _on_pause,
+        DebugStart: _on_start, LogLine: _on_log, DebugPaused: _on_pause,
         debug.DebugStack: _on_stack,
         DebugRequest: _on_request, DebugAnswer: _on_answer, MetaData: _on_meta,
         Payload: _on_payload, Failure: _on_failure}
@@ -399,7 +399,7 @@ class DebuggerWindow(DebuggerLayout):
         if handle is None or not sid:
             return
 
-        def shown(got: Any) -> None:
+        def shown(got: debug.Expansion) -> None:
             if not self._closed:
                 self.variables.expanded(node, generation, got.entries, got.more, got.error)
 

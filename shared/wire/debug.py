@@ -1,8 +1,10 @@
 """The step debugger's bodies: starting a debug run, a replay or a live attach, the
-commands on a session and their answers, and the ``stack`` line of its event stream.
+commands on a session and their answers, the ``stack`` and ``pause`` lines of its event
+stream, and the paused values they describe.
 
 A debug run's events are NDJSON lines (``shared.ndjson``); the ``stack`` line, sent
-before each pause, is :class:`DebugStack` here."""
+before each pause, is :class:`DebugStack` here, the ``pause`` line :class:`DebugPaused`,
+each value in it (and in an ``expand`` answer's entries) a :class:`DebugValue`."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = ["DebugAttach", "DebugAttached", "DebugCommand", "DebugCommandAnswer", "DebugDone",
-           "DebugExpansion", "DebugReplayOptions", "DebugRunOptions", "DebugStack",
-           "DebugStepped", "StackFrame"]
+           "DebugExpansion", "DebugPaused", "DebugReplayOptions", "DebugRunOptions",
+           "DebugStack", "DebugStepped", "DebugValue", "StackFrame"]
 
 
 @dataclass(frozen=True)
@@ -111,3 +113,37 @@ class DebugStack:
     frames: tuple[StackFrame, ...]
     depth: int
     type: Literal["stack"] = "stack"
+
+
+@dataclass(frozen=True)
+class DebugValue:
+    """A paused value as the hub's debug runtime describes it (``describe`` in
+    hub/engine/js/debug_runtime.js). ``type`` is the JavaScript one (string, number,
+    boolean, null, undefined, bigint, symbol, function, array, object), ``tdz`` for a
+    ``let``/``const`` not yet initialised, ``group`` for the job globals (their values
+    inline in ``entries``) or ``error`` when the scope could not be read. An array or
+    object is not sent in full: its ``handle`` opens one level with ``expand``, good
+    during the pause that gave it."""
+
+    type: str
+    # A plain value; a function's and a bigint's text; an error object's message.
+    value: str | bool | int | float | None = None
+    truncated: int | None = None  # a string cut to its first 200 characters: its length
+    length: int | None = None  # an array's
+    className: str | None = None  # an object's constructor name
+    size: int | None = None  # an object's own keys
+    handle: int | None = None  # an array or object: what ``expand`` takes
+    entries: dict[str, DebugValue] | None = None  # a group's values
+
+
+@dataclass(frozen=True)
+class DebugPaused:
+    """The stream's ``pause`` line: the run is parked before ``line``; ``vars`` are the
+    names in scope (``<exception>`` first when an exception is leaving the job, the job
+    globals as one ``<globals>`` group)."""
+
+    line: int
+    column: int
+    reason: str = "step"  # start | step | breakpoint | exception
+    vars: dict[str, DebugValue] = field(default_factory=dict)
+    type: Literal["pause"] = "pause"

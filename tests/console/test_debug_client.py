@@ -14,11 +14,12 @@ import pytest
 
 from console_app.client import debug
 from console_app.client.connection import CancelToken, HubConnection
+from console_app.client.errors import NotAHub
 from hub.services.debugging import DebugSessions, DebugStack, encode_event
 from shared import wire
-from shared.ndjson import DebugExpanded, UnknownLine
+from shared.ndjson import DebugPause, UnknownLine
 from shared.wire import debug as wire_debug
-from shared.wire.debug import StackFrame
+from shared.wire.debug import DebugValue, StackFrame
 
 Handler = Callable[[httpx.Request], httpx.Response]
 
@@ -69,8 +70,8 @@ def test_expand_and_attach_read_their_shapes() -> None:
             4, {"a": {"type": "number", "value": 1}}, 2, None)))
 
     conn, sent = connection(hub)
-    assert debug.expand(conn, "dbg_1", 4) == DebugExpanded(
-        4, {"a": {"type": "number", "value": 1}}, 2, None)
+    assert debug.expand(conn, "dbg_1", 4) == debug.Expansion(
+        4, {"a": DebugValue("number", 1)}, 2, None)
     attached = debug.attach(conn, "page", step_from_start=False)
     assert (attached.session, attached.url) == ("dbg_2", "/api/webjobs/page?_debug=dbg_2")
     assert sent == [("/api/webjobs/debug-session/dbg_1/command",
@@ -111,3 +112,28 @@ def test_unsaved_code_and_a_replay_send_their_bodies() -> None:
         wire.decode(wire_debug.DebugReplayOptions, sent[1][1], strict=True)))
     assert sent[1][1] == {"stepFromStart": False, "breakpoints": [],
                           "pauseOnException": True}
+
+
+def test_pauses_arrive_typed_and_a_value_of_another_shape_is_not_a_hub() -> None:
+    pause = DebugPause(4, 2, "breakpoint", {"n": {"type": "number", "value": 1},
+                                            "<globals>": {"type": "group", "entries": {
+                                                "params": {"type": "object", "size": 0,
+                                                           "className": "Object",
+                                                           "handle": 1}}}})
+    conn, _ = connection(stream_of(encode_event(pause)))
+    events = list(debug.start(conn, "calls", CancelToken()))
+    assert events == [wire_debug.DebugPaused(4, 2, "breakpoint", {
+        "n": DebugValue("number", 1),
+        "<globals>": DebugValue("group", entries={"params": DebugValue(
+            "object", className="Object", size=0, handle=1)})})]
+    odd = DebugPause(5, 0, "step", {"n": {"type": 3}})
+    conn, _ = connection(stream_of(encode_event(odd)))
+    with pytest.raises(NotAHub, match=r"pause at line 5 .*\$\.type"):
+        list(debug.start(conn, "calls", CancelToken()))
+
+
+def test_an_expansion_of_another_shape_is_not_a_hub() -> None:
+    conn, _ = connection(lambda _r: httpx.Response(200, json=wire.encode(
+        wire_debug.DebugExpansion(4, {"a": {"value": 1}}, 0, None))))
+    with pytest.raises(NotAHub, match=r"expand 4 .*\$\.type: missing"):
+        debug.expand(conn, "dbg_1", 4)

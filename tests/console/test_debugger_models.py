@@ -11,9 +11,17 @@ from console_app.debugger.requests import RequestRole, RequestsModel
 from console_app.debugger.state import DebugState, Phase, VarNode, value_text
 from console_app.debugger.variables import VariablesModel, VarRole
 from shared.ndjson import DebugAnswer, DebugRequest, Failure, MetaData
+from shared.wire import decode
+from shared.wire.debug import DebugValue
+
+
+def values(described: dict[str, Any]) -> dict[str, DebugValue]:
+    """Descriptions as the console reads them off the wire (strictly: no key unknown)."""
+    return {name: decode(DebugValue, value, strict=True) for name, value in described.items()}
+
 
 # As the hub's debug runtime describes a scope (hub/engine/js/debug_runtime.js).
-SCOPE: dict[str, Any] = {
+SCOPE = values({
     "later": {"type": "tdz", "value": "<tdz>"},
     "n": {"type": "number", "value": 3},
     "long": {"type": "string", "value": "x" * 200, "truncated": 1000},
@@ -22,9 +30,11 @@ SCOPE: dict[str, Any] = {
     "empty": {"type": "array", "length": 0, "handle": 3},
     "nothing": {"type": "undefined"},
     "none": {"type": "null", "value": None},
-}
-LEVEL = {"a": {"type": "object", "className": "Thing", "size": 1, "handle": 4},
-         "b": {"type": "boolean", "value": True}}
+    "boom": {"type": "object", "className": "RangeError", "size": 0, "handle": 5,
+             "value": "too big"},
+})
+LEVEL = values({"a": {"type": "object", "className": "Thing", "size": 1, "handle": 4},
+                "b": {"type": "boolean", "value": True}})
 
 
 def test_value_text_says_tdz_truncated_and_sizes() -> None:
@@ -34,8 +44,9 @@ def test_value_text_says_tdz_truncated_and_sizes() -> None:
     assert value_text(SCOPE["list"]) == "Array(3)"
     assert value_text(SCOPE["nothing"]) == "undefined"
     assert value_text(SCOPE["none"]) == "null"
-    assert value_text({"type": "boolean", "value": False}) == "false"
-    assert value_text({"type": "string", "value": "hi"}) == '"hi"'
+    assert value_text(SCOPE["boom"]) == "RangeError: too big"
+    assert value_text(DebugValue("boolean", False)) == "false"
+    assert value_text(DebugValue("string", "hi")) == '"hi"'
 
 
 def test_variables_model_expands_on_demand(qtmodeltester: ModelTester) -> None:
@@ -67,7 +78,7 @@ def test_answers_from_an_older_pause_are_dropped() -> None:
     model.set_scope(SCOPE)
     model.fetchMore(model.index(3, 0))
     node, gen = asked[-1]
-    model.set_scope({"n": {"type": "number", "value": 4}})  # the run stepped on
+    model.set_scope(values({"n": {"type": "number", "value": 4}}))  # the run stepped on
     assert not model.expanded(node, gen, LEVEL, 0, None)
     assert model.rowCount() == 1
 
@@ -91,7 +102,7 @@ def test_the_model_fills_itself_when_the_tester_fetches(qtmodeltester: ModelTest
     model: VariablesModel
 
     def answer(node: VarNode, gen: int) -> None:
-        model.expanded(node, gen, {"x": {"type": "number", "value": 1}}, 0, None)
+        model.expanded(node, gen, values({"x": {"type": "number", "value": 1}}), 0, None)
 
     model = VariablesModel(answer)
     model.set_scope(SCOPE)
