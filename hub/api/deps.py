@@ -19,15 +19,18 @@ from hub.limiting import Limits, RequestLimit
 from hub.services.catalog import Catalog
 from hub.services.debugging import Debugging, DebugSessions
 from hub.services.history import History
-from hub.services.node_health import NodeHealth
 from hub.services.identity import IdentityService
 from hub.services.keys import KeyService
+from hub.services.node_health import NodeHealth
 from hub.services.outside import HubBridge
+from hub.services.readiness import Readiness
 from hub.services.runs import JobRunner
 from hub.services.scheduling import Scheduling
 from hub.services.secrets import SecretsService
 from hub.settings import Settings
 from hub.store.identity import IdentityStore
+from hub.telemetry.prometheus import HubMetrics
+from hub.telemetry.scrape import ScrapeAccess
 
 
 @dataclass
@@ -210,3 +213,24 @@ def _node_health(request: Request) -> NodeHealth:
 
 
 NodeHealthDep = Annotated[NodeHealth, Depends(_node_health)]
+
+
+# What the probes and the Prometheus scrape read, kept beside the Hub on ``app.state``.
+def _readiness(request: Request) -> Readiness:
+    readiness: Readiness = request.app.state.readiness
+    return readiness
+
+
+def _prometheus(request: Request) -> HubMetrics:
+    metrics: HubMetrics = request.app.state.prometheus
+    return metrics
+
+
+def _scrape_access(request: Request) -> ScrapeAccess:
+    access: ScrapeAccess = request.app.state.scrape_access
+    return access
+
+
+ReadinessDep = Annotated[Readiness, Depends(_readiness)]
+PrometheusDep = Annotated[HubMetrics, Depends(_prometheus)]
+ScrapeAccessDep = Annotated[ScrapeAccess, Depends(_scrape_access)]

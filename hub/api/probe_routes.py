@@ -5,11 +5,10 @@ sentence (no address, no setting's value)."""
 from __future__ import annotations
 
 from fastapi import APIRouter
-from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from hub.api.deps import ReadinessDep
 from hub.api.routes import PREFIX
-from hub.services.readiness import Readiness
 
 # Not in /openapi.json: they are for orchestrators and load balancers, not API clients
 # (the README's "Operating the hub" describes them).
@@ -24,10 +23,9 @@ async def healthz() -> JSONResponse:
 
 
 @router.api_route("/readyz", methods=["GET", "HEAD"], include_in_schema=False)
-async def readyz(request: Request) -> JSONResponse:
+async def readyz(readiness: ReadinessDep) -> JSONResponse:
     """200 when a worker can be had and the stores answer at this code's schema;
     503 with the reasons otherwise."""
-    readiness: Readiness = request.app.state.readiness
     reasons = await readiness.reasons()
     if not reasons:
         return JSONResponse({"ok": True}, headers=NO_STORE)

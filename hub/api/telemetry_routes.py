@@ -8,9 +8,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hub.api.deps import address_of, peer_is_trusted
-from hub.telemetry.prometheus import CONTENT_TYPE, HubMetrics
-from hub.telemetry.scrape import ScrapeAccess
+from hub.api.deps import PrometheusDep, ScrapeAccessDep, address_of, peer_is_trusted
+from hub.telemetry.prometheus import CONTENT_TYPE
 from hub.telemetry.traces import RunTracer
 
 router = APIRouter()
@@ -22,10 +21,9 @@ _FORWARDING = ("x-forwarded-for", "forwarded", "x-real-ip")
 
 
 @router.get("/metrics", include_in_schema=False)
-async def prometheus_metrics(request: Request) -> Response:
-    access: ScrapeAccess = request.app.state.scrape_access
+async def prometheus_metrics(request: Request, access: ScrapeAccessDep,
+                             metrics: PrometheusDep) -> Response:
     access.check(address_of(request), request.headers, proxied=_through_unknown_proxy(request))
-    metrics: HubMetrics = request.app.state.prometheus
     body = await metrics.scrape_page()
     return Response(body, media_type=CONTENT_TYPE, headers={"Cache-Control": "no-store"})
 
