@@ -47,6 +47,7 @@ from console_app.shell.screens import ScreenOpener, ScreenSpec
 from console_app.shell.status_bar import HubStatusBar
 from console_app.tasks import TaskManager
 from console_app.widgets import fit_on_screen
+from shared.wire.health import Health
 
 HEALTH_TIMEOUT_S = 5.0  # a hub slower than this to say "ok" counts as gone
 SEARCH_HOOKS = ("search", "search_edit")  # a page's search box, by attribute
@@ -55,7 +56,7 @@ SEARCH_HOOKS = ("search", "search_edit")  # a page's search box, by attribute
 def health_probe(url: str, token: str | None) -> tuple[Probe, Callable[[], None]]:
     """A probe on its own short-timeout connection, and how to close it."""
     conn = HubConnection(url, token, timeout=HEALTH_TIMEOUT_S)
-    return (lambda: conn.get(f"{API}/health")), conn.close
+    return (lambda: conn.typed(Health, "GET", f"{API}/health")), conn.close
 
 
 class MainWindow(QMainWindow):

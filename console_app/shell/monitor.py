@@ -7,19 +7,19 @@ neither blink the busy indicator nor wait behind long runs in the shared pool.""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from console_app.client.errors import describe_error
 from console_app.tasks import TaskManager
+from shared.wire.health import Health
 
-Probe = Callable[[], dict[str, Any]]
+Probe = Callable[[], Health]
 
 
 class ConnectionMonitor(QObject):
     sig_connection_changed = Signal(bool)  # True: the hub answers again; False: it went away
-    sig_health = Signal(dict)              # every successful poll's /health answer
+    sig_health = Signal(object)            # every successful poll's /health answer: Health
 
     def __init__(self, probe: Probe, tasks: TaskManager, interval_ms: int = 3000,
                  parent: QObject | None = None) -> None:
@@ -57,7 +57,7 @@ class ConnectionMonitor(QObject):
         self.in_flight = True
         self._tasks.run(self._probe, self._answered, self._failed)
 
-    def _answered(self, health: dict[str, Any]) -> None:
+    def _answered(self, health: Health) -> None:
         self.in_flight = False
         self.skipped = 0  # ticks that found the previous poll still waiting
         self.last_problem = ""

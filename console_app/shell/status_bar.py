@@ -7,11 +7,14 @@ time its list loads, found through :func:`status_bar_of`), so the two always agr
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QStatusBar, QWidget
 
 from console_app.shell.connecting import describe_store
+from shared import wire
+from shared.wire.health import Health
 
 
 class HubStatusBar(QStatusBar):
@@ -37,7 +40,10 @@ class HubStatusBar(QStatusBar):
 
     def show_info(self, url: str, info: dict[str, Any]) -> None:
         self.hub.setText(f"Hub: {url}")
-        self.update_health(info)
+        # info holds the health's fields (connecting.read_info); a session made without
+        # signing in (a script's, a test's) has none, and the first poll fills them in.
+        with contextlib.suppress(wire.ShapeError):
+            self.update_health(wire.decode(Health, info))
         store = info.get("store")
         if isinstance(store, dict):
             self._store = dict(store)
@@ -46,13 +52,11 @@ class HubStatusBar(QStatusBar):
         who = user.get("name") or user.get("kind") or "?"
         self.user.setText(f"Signed in: {who}")
 
-    def update_health(self, health: dict[str, Any]) -> None:
-        node = health.get("node")
-        if node:
-            self.node.setText(f"Node: {node}")
-        workers = (f"{health.get('workersRunning', 0)} running · "
-                   f"{health.get('workersQueued', 0)} queued · "
-                   f"max {health.get('workersMax', '?')}")
+    def update_health(self, health: Health) -> None:
+        if health.node:
+            self.node.setText(f"Node: {health.node}")
+        workers = (f"{health.workersRunning} running · {health.workersQueued} queued · "
+                   f"max {health.workersMax}")
         self.node.setToolTip(f"Workers: {workers}")
 
     def set_job_count(self, count: int) -> None:

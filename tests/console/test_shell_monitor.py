@@ -18,6 +18,7 @@ from console_app.shell.connecting import read_info
 from console_app.shell.main_window import MainWindow
 from console_app.shell.monitor import ConnectionMonitor
 from console_app.tasks import TaskManager
+from shared.wire.health import Health
 from tests.hub.conftest import assert_clean_log, launch_hub
 
 
@@ -68,10 +69,10 @@ def test_polls_never_overlap(qtbot: QtBot, tasks: TaskManager) -> None:
     """A hub that hangs must not pile up health requests."""
     release, calls = threading.Event(), []
 
-    def hanging_probe() -> dict[str, object]:
+    def hanging_probe() -> Health:
         calls.append(1)
         release.wait(10)
-        return {"ok": True}
+        return Health(True, "n1", 0, 0, 2, 2, 2, 0)
 
     monitor = ConnectionMonitor(hanging_probe, tasks, interval_ms=20)
     monitor.start()
