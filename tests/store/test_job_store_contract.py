@@ -375,3 +375,24 @@ def test_a_files_store_without_its_folder_is_unreachable(tmp_path: Path) -> None
     (tmp_path / "jobs").rename(tmp_path / "moved")
     with pytest.raises(StoreUnavailable, match="jobs folder"):
         store.reachable()
+
+
+def test_a_store_says_what_differs_not_what_it_is(store: JobStore,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Callers branch on what a store does (its reads may block: read in a thread);
+    its name is a label for people, and there is no kind to branch on."""
+    assert not hasattr(store, "kind")
+    assert (store.store_name, store.reads_may_block) in {("files", False), ("db", True)}
+    with caplog.at_level("INFO"):
+        store.report_at_start()  # nothing stray here: nothing said
+    assert "is not a job" not in caplog.text
+
+
+def test_a_folder_names_its_plain_js_files_at_start(tmp_path: Path,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    store = FileJobStore(tmp_path / "jobs")
+    store.save("job", "return 1")
+    (store.folder / "helper.js").write_text("return 2", encoding="utf-8")
+    with caplog.at_level("INFO"):
+        store.report_at_start()
+    assert caplog.text.count("helper.js in the jobs folder is not a job") == 1
