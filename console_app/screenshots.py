@@ -30,7 +30,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the tool imports the console's modules as it needs them
+    from console_app.client.connection import HubConnection
 
 REPO = Path(__file__).resolve().parents[1]
 CALL_TIMEOUT_S = 15.0    # any one hub call; the demo hub answers in milliseconds
@@ -323,20 +326,20 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("the demo hub did not become healthy")
 
 
-def seed(conn: Any) -> None:
+def seed(conn: HubConnection) -> None:
     """Versions, history (a success and a failure) and schedules to look at."""
+    from console_app.client import jobs
     from console_app.client.errors import HubUnreachable
+    from console_app.client.schedules import ScheduleDraft, create_schedule
     from shared.errors import WebJobsError
 
-    conn.post("/api/webjobs/save", json={"name": DEMO_JOB, "code": DEMO_CODE.replace(
-        "'gamma'", "'gamma', 'delta'")})
-    conn.post("/api/webjobs/save", json={"name": DEMO_JOB, "code": DEMO_CODE})
-    conn.post("/api/webjobs/save", json={"name": "demo_fails", "code":
-              "/*\nName: Fails on purpose\n*/\nconsole.log('trying')\nthrow new Error('no')"})
+    jobs.save(conn, DEMO_JOB, DEMO_CODE.replace("'gamma'", "'gamma', 'delta'"))
+    jobs.save(conn, DEMO_JOB, DEMO_CODE)
+    jobs.save(conn, "demo_fails",
+              "/*\nName: Fails on purpose\n*/\nconsole.log('trying')\nthrow new Error('no')")
     for version in (1, 2):
-        conn.post("/api/webjobs/save", json={"name": DELETED_JOB, "code": DEMO_CODE.replace(
-            "Demo report", f"Old report {version}")})
-    conn.delete(f"/api/webjobs/{DELETED_JOB}")
+        jobs.save(conn, DELETED_JOB, DEMO_CODE.replace("Demo report", f"Old report {version}"))
+    jobs.delete(conn, DELETED_JOB)
     for name, params in ((DEMO_JOB, {}), ("public_ping", {"who": "ann"}), ("demo_fails", {}),
                          (DEMO_JOB, {"apiToken": "s3cret-token", "days": 7})):
         try:
@@ -347,9 +350,8 @@ def seed(conn: Any) -> None:
     for name, cron, enabled in (("Nightly report", "30 2 * * 1-5", True),
                                 ("Ping each hour", "0 * * * *", False)):
         try:
-            conn.post("/api/webjobs/schedules", json={
-                "name": name, "jobName": DEMO_JOB if enabled else "public_ping", "cron": cron,
-                "timezone": "Europe/London", "enabled": enabled})
+            create_schedule(conn, ScheduleDraft(name, DEMO_JOB if enabled else "public_ping",
+                                                cron, "Europe/London", enabled=enabled))
         except WebJobsError as err:  # seeded before: the schedule is there already
             if isinstance(err, HubUnreachable):
                 raise
