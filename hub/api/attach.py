@@ -27,14 +27,14 @@ from hub.api.typed import TypedBody
 from hub.auth import DEBUG_COOKIE, Caller
 from hub.services.debugging import IDLE_LIMIT_S, DebugStack, encode_event
 from hub.services.runs import LoadedJob
-from shared.ndjson import DebugAnswer, DebugExpanded, DebugPause, DebugRequest, LogLine
-from shared.wire.debug import DebugAttach, DebugAttached
+from shared.ndjson import DebugAnswer, DebugExpanded, DebugRequest, LogLine
+from shared.wire.debug import DebugAttach, DebugAttached, DebugPaused
 
 router = APIRouter(prefix="/api/webjobs")
 COOKIE = DEBUG_COOKIE
 TAG = "_debug"
 ATTACH_BODY = TypedBody(DebugAttach, 64 * 1024, required=False)
-SESSION_LINES = DebugRequest | DebugStack | DebugPause | DebugExpanded | LogLine | DebugAnswer
+SESSION_LINES = DebugRequest | DebugStack | DebugPaused | DebugExpanded | LogLine | DebugAnswer
 SESSION_STREAM = ndjson_answer(SESSION_LINES, "What happens in the attached session, as it "
                                               "happens, until it ends (a blank line now and "
                                               "then while nothing does)")

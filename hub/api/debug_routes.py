@@ -28,7 +28,6 @@ from hub.services.debugging import (
 from shared.errors import BadRequest, WebJobsError
 from shared.ndjson import (
     DebugExpanded,
-    DebugPause,
     DebugStart,
     Failure,
     LogLine,
@@ -38,6 +37,7 @@ from shared.ndjson import (
 from shared.wire.debug import (
     DebugCommand,
     DebugCommandAnswer,
+    DebugPaused,
     DebugReplayOptions,
     DebugRunOptions,
 )
@@ -49,7 +49,8 @@ SMALL_BODY = 64 * 1024
 RUN_BODY = TypedBody(DebugRunOptions, SMALL_BODY, required=False)
 REPLAY_BODY = TypedBody(DebugReplayOptions, SMALL_BODY, required=False)
 COMMAND_BODY = TypedBody(DebugCommand, SMALL_BODY)
-RUN_LINES = DebugStart | LogLine | DebugStack | DebugPause | DebugExpanded | MetaData | Failure
+RUN_LINES = (DebugStart | LogLine | DebugStack | DebugPaused | DebugExpanded | MetaData
+             | Failure)
 RUN_STREAM = ndjson_answer(RUN_LINES, "A debug line (the session), then stack, pause and log "
                                       "lines as they happen, then the run's outcome: a "
                                       "metadata line and the result, or a failure line")
