@@ -10,7 +10,12 @@
 * ``webjob_history_marks`` — one row per one-off change made to the tables' contents
   (``debug-uncounted``: debug runs counted out of rollups an older hub counted them in).
 * SQLite only: ``webjob_runs_fts``, an FTS5 ``trigram`` index over ``search_text``
-  kept in step by triggers, so substring search does not read every row.
+  kept in step by triggers, so substring search does not read every row. It only
+  finds candidates (every one is checked again with ``LIKE``, see
+  :mod:`hub.history.sqlsearch`), so it keeps neither positions (``detail=none``)
+  nor token counts (``columnsize=0``): which rows hold a trigram is all it answers,
+  and each run's insert writes far less. Migration 0006 rebuilds an index made
+  with positions into this one.
 * PostgreSQL only: ``webjob_runs_search_trgm``, a ``pg_trgm`` GIN index over
   ``search_text``, made by migration 0002 (:mod:`hub.store.migrations`), not here:
   the extension may need a right the hub lacks, and then search scans.
@@ -84,7 +89,7 @@ _INDEXES = (
 
 _FTS = [
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS} USING fts5(search_text, content='{RUNS}', "
-    "content_rowid='id', tokenize='trigram')",
+    "content_rowid='id', tokenize='trigram', detail=none, columnsize=0)",
     f"CREATE TRIGGER IF NOT EXISTS webjob_runs_fts_insert AFTER INSERT ON {RUNS} BEGIN "
     f"INSERT INTO {FTS}(rowid, search_text) VALUES (new.id, new.search_text); END",
     f"CREATE TRIGGER IF NOT EXISTS webjob_runs_fts_delete AFTER DELETE ON {RUNS} BEGIN "

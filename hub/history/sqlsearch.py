@@ -13,7 +13,7 @@ from hub.history.sqlschema import FTS, RUNS
 from hub.store.hubdb import HubDatabase
 from shared.text import clean_text
 
-__all__ = ["FTS_FEW", "SELECT", "marks", "search_statement"]
+__all__ = ["FTS_FEW", "SELECT", "marks", "search_statement", "trigram_match"]
 
 FTS_FEW = 3000            # matches up to which the full-text hits are read directly
 SELECT = f"SELECT id, {', '.join(RECORD_COLUMNS)} FROM {RUNS}"
@@ -53,13 +53,21 @@ def _search_clauses(db: HubDatabase, fts: bool, term: str) -> tuple[list[str], l
     needle = term.casefold()
     if not fts or len(needle) < 3:   # trigrams need three characters
         return [like], [pattern]
-    match = '"' + needle.replace('"', '""') + '"'
     # Evaluated once: a term of common trigrams (``cust-123``) makes the match cost
     # tens of milliseconds whatever its hits.
     hits = [int(r[0]) for r in db.read(
-        f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?", (match, FTS_FEW + 1))]
+        f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?",
+        (trigram_match(needle), FTS_FEW + 1))]
     if len(hits) > FTS_FEW:
         return [like], [pattern]
     if not hits:
         return ["1 = 0"], []
     return [f"id IN ({marks(hits)})", like], [*hits, pattern]
+
+
+def trigram_match(needle: str) -> str:
+    """An FTS5 query for the rows holding every trigram of ``needle`` (three characters
+    or more): a superset of the rows holding ``needle``, which the ``LIKE`` narrows.
+    The index keeps no positions (``detail=none``), so it answers no phrase query."""
+    trigrams = dict.fromkeys(needle[i:i + 3] for i in range(len(needle) - 2))
+    return " AND ".join('"' + t.replace('"', '""') + '"' for t in trigrams)

@@ -19,8 +19,9 @@ million runs:
   ``(job_name, started)`` index per name, all names in one ``UNION ALL``; debug
   runs are skipped, so a stopped debug session is never a job's last run.
 * **Search** is ``search_text LIKE '%term%'`` on case-folded text. On SQLite the
-  FTS5 trigram index first gives the rows that hold the term (up to
-  ``FTS_FEW``): then only those are read; many more, and the newest rows are
+  FTS5 trigram index first gives the rows that hold every trigram of the term
+  (up to ``FTS_FEW``): then only those are read and checked; many more, and the
+  newest rows are
   scanned instead, which soon finds a page. Terms under three characters (no
   trigram) are always scanned: a rare one reads the whole table.
   On PostgreSQL the same ``LIKE`` is answered by a ``pg_trgm`` GIN index on
