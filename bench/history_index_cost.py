@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
@@ -49,8 +50,9 @@ DEFINITIONS = {
 
 
 def _record(job: str, n: int) -> RunRecord:
+    logs: tuple[dict[str, Any], ...] = ()
     if job == "public_ping":
-        result, logs = json.dumps({"pong": f"bench-{n}"}), ()
+        result = json.dumps({"pong": f"bench-{n}"})
     else:
         rows = [{"id": i, "name": f"row-{i}", "value": (i * 37 + n) % 1000} for i in range(1000)]
         result = json.dumps(rows, indent=2)
