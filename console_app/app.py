@@ -90,9 +90,8 @@ class ConsoleApp(QObject):
     def open_window(self, connected: Connected) -> MainWindow:
         """The main window for ``connected``, shown before anything else closes: with
         no window on screen, closing the dialog would leave the app nothing to run."""
-        user = str(connected.info.get("user", {}).get("name", ""))
         if self.hubs.book.find(connected.conn.url) is None:  # came from --hub/--token
-            self.hubs.remember(HubEntry(connected.conn.url, user, "token"))
+            self.hubs.remember(HubEntry(connected.conn.url, connected.info.user_name, "token"))
         old, self.window = self.window, MainWindow(session_for(connected, self.tasks))
         old_connected, self.connected = self.connected, connected
         self.window.sig_switch_hub.connect(lambda: self.ask())

@@ -8,11 +8,11 @@ answers. So pages stay independent of each other and testable alone."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from console_app.client.connection import HubConnection
+from console_app.shell.connecting import HubInfo
 from console_app.tasks import TaskManager
 
 # sig_open_debugger's params may carry these two, for the debugger window only (it
@@ -39,8 +39,9 @@ class HubSession:
     conn: HubConnection
     tasks: TaskManager
     nav: Navigator = field(default_factory=Navigator)
-    # /api/webjobs/health plus /api/auth/me, as read when connecting.
-    info: dict[str, Any] = field(default_factory=dict)
+    # The health, the caller and the store, as read when connecting (none of them
+    # for a session made without signing in).
+    info: HubInfo = field(default_factory=HubInfo)
 
     @property
     def url(self) -> str:

@@ -221,7 +221,7 @@ class ConnectDialog(QDialog):
             return
         self.message.dismiss()
         self.password_edit.clear()
-        user = str(done.info.get("user", {}).get("name") or creds.name)
+        user = done.info.user_name or creds.name
         method = "password" if creds.by_password else "token"
         self.hub_model.remember(HubEntry(done.conn.url, user, method))
         self.url_box.setEditText(done.conn.url)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
 from console_app.client.connection import API, HubConnection
@@ -32,11 +31,28 @@ REVOKE_TIMEOUT_S = 3.0  # at quit the console waits this long, at most, for the 
 REVOKE_PATH = "/api/auth/token"
 
 
+@dataclass(frozen=True)
+class HubInfo:
+    """What the console read of the hub when it signed in: its health, who the token
+    is (``/api/auth/me``) and where the jobs are kept (``/store``). A session made
+    without signing in (a script's, a test's) has none of them; the status bar's
+    first health poll fills that part in."""
+
+    health: Health | None = None
+    user: CallerView | None = None
+    store: StoreInfo | None = None
+
+    @property
+    def user_name(self) -> str:
+        """The signed-in user's name; empty when unknown or the caller has none."""
+        return (self.user.name or "") if self.user is not None else ""
+
+
 @dataclass
 class Connected:
     conn: HubConnection
     token: str
-    info: dict[str, Any] = field(default_factory=dict)
+    info: HubInfo = field(default_factory=HubInfo)
     minted: bool = False  # the hub issued the token for this sign-in (name and password)
     kept: bool = False    # the token was stored in the vault for the next start
 
@@ -66,8 +82,8 @@ def token_label() -> str:
 
 
 def open_hub(url: str, creds: Credentials, timeout: float = 30.0) -> Connected:
-    """A signed-in connection with ``info`` = health plus ``user`` (/api/auth/me) and
-    ``store`` (/api/webjobs/store). Raises the hub's error classes."""
+    """A signed-in connection with its :class:`HubInfo`. Raises the hub's error
+    classes."""
     url = normalise_url(url)
     token = creds.token.strip()
     if creds.by_password:
@@ -94,9 +110,9 @@ def revoke_token(url: str, token: str, timeout: float = REVOKE_TIMEOUT_S) -> Non
         conn.typed(TokenRevoked, "DELETE", REVOKE_PATH)
 
 
-def read_info(conn: HubConnection) -> dict[str, Any]:
-    """The status bar's view: the health's fields, ``user`` and ``store`` (each read
-    as its ``shared.wire`` shape, kept as plain values for the screens)."""
+def read_info(conn: HubConnection) -> HubInfo:
+    """The hub's health, the caller and the store; NotSignedIn for credentials the hub
+    did not take, Forbidden for a caller that is not an owner."""
     health = conn.typed(Health, "GET", f"{API}/health")
     user = conn.typed(CallerView, "GET", "/api/auth/me")
     if user.kind == "anonymous":
@@ -104,13 +120,10 @@ def read_info(conn: HubConnection) -> dict[str, Any]:
     if not (user.kind == "system" or user.userClass == "OWNER"):
         raise Forbidden(f"{user.name} is not an owner: the console is for owners")
     store = conn.typed(StoreInfo, "GET", f"{API}/store")
-    return {**wire.encode(health), "user": wire.encode(user), "store": wire.encode(store)}
+    return HubInfo(health, user, store)
 
 
-def describe_store(store: dict[str, Any]) -> str:
+def describe_store(store: StoreInfo) -> str:
     """``files · 12 jobs`` or ``db (postgresql) · 12 jobs``."""
-    kind = str(store.get("store", "?"))
-    if store.get("database"):
-        kind += f" ({store['database']})"
-    jobs = store.get("jobs")
-    return f"{kind} · {jobs} jobs" if jobs is not None else kind
+    kind = f"{store.store} ({store.database})" if store.database else store.store
+    return f"{kind} · {store.jobs} jobs"

@@ -7,14 +7,17 @@ time its list loads, found through :func:`status_bar_of`), so the two always agr
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any
+import dataclasses
 
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QStatusBar, QWidget
 
-from console_app.shell.connecting import describe_store
-from shared import wire
+from console_app.shell.connecting import HubInfo, describe_store
 from shared.wire.health import Health
+from shared.wire.store import StoreInfo
+
+# A session made without signing in never read /store: the Manage list's count is
+# still worth showing, beside a kind nobody told us.
+UNKNOWN_STORE = StoreInfo(store="?", database=None, jobs=0)
 
 
 class HubStatusBar(QStatusBar):
@@ -25,7 +28,7 @@ class HubStatusBar(QStatusBar):
         self.node = QLabel()
         self.store = QLabel()
         self.user = QLabel()
-        self._store: dict[str, Any] = {}
+        self._store = UNKNOWN_STORE
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)  # indeterminate: we never know how long a hub call takes
         self.busy.setMaximumWidth(80)
@@ -38,18 +41,14 @@ class HubStatusBar(QStatusBar):
         self.addPermanentWidget(self.busy)
         self.set_connected(True)
 
-    def show_info(self, url: str, info: dict[str, Any]) -> None:
+    def show_info(self, url: str, info: HubInfo) -> None:
         self.hub.setText(f"Hub: {url}")
-        # info holds the health's fields (connecting.read_info); a session made without
-        # signing in (a script's, a test's) has none, and the first poll fills them in.
-        with contextlib.suppress(wire.ShapeError):
-            self.update_health(wire.decode(Health, info))
-        store = info.get("store")
-        if isinstance(store, dict):
-            self._store = dict(store)
-            self.store.setText(f"Store: {describe_store(store)}")
-        user = info.get("user") or {}
-        who = user.get("name") or user.get("kind") or "?"
+        if info.health is not None:  # else the first poll fills it in
+            self.update_health(info.health)
+        if info.store is not None:
+            self._store = info.store
+            self.store.setText(f"Store: {describe_store(info.store)}")
+        who = (info.user.name or info.user.kind) if info.user is not None else "?"
         self.user.setText(f"Signed in: {who}")
 
     def update_health(self, health: Health) -> None:
@@ -61,7 +60,7 @@ class HubStatusBar(QStatusBar):
 
     def set_job_count(self, count: int) -> None:
         """The number of jobs the list shows now."""
-        self._store["jobs"] = count
+        self._store = dataclasses.replace(self._store, jobs=count)
         self.store.setText(f"Store: {describe_store(self._store)}")
 
     def set_connected(self, connected: bool) -> None:

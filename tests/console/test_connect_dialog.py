@@ -55,8 +55,10 @@ def test_a_token_connects_and_is_kept(qtbot: QtBot, tasks: TaskManager, hubs: Re
     dialog.url_box.setEditText(console_hub.url + "/")
     dialog.token_edit.setText(console_hub.owner_token)
     connected = _connect(qtbot, dialog)
-    assert connected.info["user"]["name"] == "owner" and connected.info["node"] == "test-node"
-    assert connected.info["store"]["store"] == "files" and connected.info["ok"] is True
+    info = connected.info
+    assert info.user is not None and info.user.name == "owner"
+    assert info.health is not None and info.health.node == "test-node" and info.health.ok is True
+    assert info.store is not None and info.store.store == "files"
     assert not dialog.isVisible() and dialog.connected is connected
     assert vault.load(console_hub.url) == console_hub.owner_token
     assert hubs.book.entries[0] == HubEntry(console_hub.url, "owner", "token")
@@ -81,7 +83,7 @@ def test_name_and_password_buy_a_token_that_the_next_start_uses(
     again = _dialog(qtbot, tasks, hubs, vault)  # the next start: the kept token, no password
     qtbot.waitUntil(lambda: again.token_edit.text() == connected.token)
     assert again.url_box.currentText() == console_hub.url and again.token_mode.isChecked()
-    assert _connect(qtbot, again).info["user"]["name"] == "owner"
+    assert _connect(qtbot, again).info.user_name == "owner"
 
 
 def test_not_keeping_the_token_forgets_an_old_one(qtbot: QtBot, tasks: TaskManager,
