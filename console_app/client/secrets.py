@@ -3,7 +3,7 @@
 Blocking, like every client call (go through ``session.tasks``). Nothing here ever
 reads a value back: the hub's listing has none, :class:`SecretInfo` has no field for
 one, and :func:`set_secret` returns only whether the name was new. The checks below
-mirror the hub's (``hub.secrets.service``), which stays the judge: they only let the
+mirror the hub's (``hub.services.secrets``), which stays the judge: they only let the
 dialog say what is wrong before anything is sent."""
 
 from __future__ import annotations
