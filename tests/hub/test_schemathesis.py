@@ -20,6 +20,7 @@ import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis import GenerationMode
 from schemathesis.generation.feedback import FeedbackSources
 from schemathesis.pytest._test_builder import build_operation_test
 
@@ -66,6 +67,8 @@ def hub_schema(hub: HubProcess) -> Any:
     loaded = schemathesis.openapi.from_url(f"{hub.url}/openapi.json")
     loaded.config.base_url = hub.url
     loaded.config.phases.update(phases=["coverage", "fuzzing"])
+    # Valid and invalid input both (the default today; said so that it stays).
+    loaded.config.generation.update(modes=list(GenerationMode))
     return loaded
 
 
