@@ -23,8 +23,8 @@ from argon2.low_level import Type, verify_secret
 
 # OWASP Password Storage Cheat Sheet, Argon2id: m=47104 KiB (46 MiB), t=1, p=1 is the
 # first of its equally strong configurations. Of them it is the most memory-hard, so
-# the one that costs a GPU or ASIC attacker most, and on this hub's 2-core test
-# machine a verify takes ~43 ms (m=19456, t=2: ~18 ms), well inside a sign-in.
+# the one that costs a GPU or ASIC attacker most, and one verify stays well inside what
+# a person signing in notices.
 ARGON2_MEMORY_KIB = 47104
 ARGON2_TIME_COST = 1
 ARGON2_PARALLELISM = 1
@@ -37,7 +37,7 @@ _HASHER = argon2.PasswordHasher(time_cost=ARGON2_TIME_COST, memory_cost=ARGON2_M
 
 # Bounds on the parameters a stored hash may ask for, so a tampered row can make
 # verify_password neither very slow nor eat memory: it just fails. Argon2's cost is
-# about memory x passes, so that product is bounded too: at most 4x today's (~170 ms).
+# about memory x passes, so that product is bounded too: at most 4x today's.
 _MAX_ARGON2_MEMORY_KIB = 128 * 1024
 _MAX_ARGON2_TIME = 16
 _MAX_ARGON2_PARALLELISM = 16
@@ -47,9 +47,9 @@ _ARGON2_RE = re.compile(
     r"\$([A-Za-z0-9+/]{11,88})\$([A-Za-z0-9+/]{22,88})")
 
 SCRYPT_SCHEME = "scrypt"
-# The same for the old scrypt hashes. The hub wrote N=2^14, r=8, p=1 (16 MiB, ~50 ms);
+# The same for the old scrypt hashes. The hub wrote N=2^14, r=8, p=1 (16 MiB);
 # scrypt's work is about N x r x p and its memory 128 x N x r bytes, so each is bounded
-# at 4x that, and a tampered row asking for more (2^20, 7, 16: ~33 s, 896 MiB) just fails.
+# at 4x that, and a tampered row asking for more (say 2^20, 7, 16: 896 MiB) just fails.
 _SCRYPT_WORK_TODAY = 2**14 * 8 * 1
 _MAX_SCRYPT_WORK = 4 * _SCRYPT_WORK_TODAY
 _MAX_SCRYPT_MEMORY = 4 * 128 * 2**14 * 8
