@@ -11,8 +11,7 @@ shares them.
 
 When Redis or the database cannot be reached, each node counts alone (its own
 in-memory limiter and throttle, as if it were the only node) until the shared
-store answers again (:mod:`hub.admission` for where a public hit is counted on
-PostgreSQL): a public webhook keeps answering, and sign-in keeps a throttle
+store answers again: a public webhook keeps answering, and sign-in keeps a throttle
 that at worst lets each node's allowance through. Failing closed would lock every
 owner out of every node for as long as Redis is down. The outage is logged as a
 warning at most once a minute; after a failure the shared store is tried again
@@ -22,7 +21,6 @@ only every few seconds, so a hung server costs no request more than one timeout.
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import hmac
 import ipaddress
@@ -44,10 +42,9 @@ from hub.abuse import (
     sign_in_keys,
     sign_in_refusal,
 )
-from hub.admission import Admission, defer_admission, run_follows
 from hub.settings import Settings
 from hub.store.hubdb import HubDatabase, open_hub_database
-from hub.store.limits_store import LimitsStore, SignInCounts, Step
+from hub.store.limits_store import LimitsStore, SignInCounts
 from shared.errors import InternalError, StoreUnavailable
 
 __all__ = ["SHARED_PREFIX", "Limits", "RequestLimit", "SignInGuard", "canonical_address",
@@ -161,19 +158,18 @@ class Outage:
 class SharedRequestLimit:
     """At most ``per_minute`` requests per key in any 60 s across the cluster.
 
-    Counted in a PostgreSQL hub database, a public hit whose run follows waits for it
-    (:mod:`hub.admission`), which counts it in the statement that writes its row in the
-    cluster's registry; a
-    key refused there is refused on this node without a statement until the wait it
-    was given is over (only hits free a place, and none leaves the window before)."""
+    Counted in a PostgreSQL hub database, a key refused there is refused on this node
+    without a statement until the wait it was given is over (only hits free a place,
+    and none leaves the window before)."""
 
     def __init__(self, counters: Counters, outage: Outage, per_minute: int, kind: str) -> None:
         self.per_minute = per_minute
         self._counters, self._outage, self._kind = counters, outage, kind
         self._local = RateLimiter(per_minute)
-        self._defers = (kind == "public" and isinstance(counters, DatabaseCounters)
-                        and counters.carries)
-        self._refused: dict[str, float] = {}  # counter -> monotonic end of its wait
+        self._remembers = (kind == "public" and isinstance(counters, DatabaseCounters)
+                           and counters.postgresql)
+        # counter -> monotonic end of its wait, oldest refusal first
+        self._refused: dict[str, float] = {}
 
     async def admit(self, key: str) -> None:
         if self.per_minute <= 0:
@@ -182,34 +178,19 @@ class SharedRequestLimit:
             self._local.hit(key)
             return
         counter = counter_key(self._kind, canonical_address(key))
-        if not self._defers:
-            await self._decide(key, counter, ())
-            return
-        self._refuse_if_known(counter)
-        if run_follows():
-            defer_admission(Admission(functools.partial(self._decide, key, counter)))
-        else:
-            await self._decide(key, counter, ())
-
-    async def _decide(self, key: str, counter: str, steps: Sequence[Step]) -> bool:
-        """Count one hit, carrying ``steps`` when there are any; whether they went with
-        it. Refused: ``TooManyRequests``. The shared store down: this node's count."""
+        if self._remembers:
+            self._refuse_if_known(counter)
         try:
-            if steps:
-                assert isinstance(self._counters, DatabaseCounters)
-                wait = await self._counters.hit_with(counter, self.per_minute, steps)
-            else:
-                wait = await self._counters.hit(counter, self.per_minute)
+            wait = await self._counters.hit(counter, self.per_minute)
         except self._counters.errors as exc:
             self._outage.failed(exc)
             self._local.hit(key)
-            return False
+            return
         self._outage.answered()
         if wait > 0:
-            if self._defers:
+            if self._remembers:
                 self._remember_refusal(counter, wait)
             raise rate_refusal(wait)
-        return bool(steps)
 
     def _refuse_if_known(self, counter: str) -> None:
         until = self._refused.get(counter)
@@ -221,11 +202,12 @@ class SharedRequestLimit:
         del self._refused[counter]
 
     def _remember_refusal(self, counter: str, wait: float) -> None:
-        now = time.monotonic()
+        """Kept at most ``REFUSALS_KEPT``: a new one pushes out the oldest (forgotten,
+        that key costs a statement again, nothing more)."""
+        self._refused.pop(counter, None)
         if len(self._refused) >= REFUSALS_KEPT:
-            self._refused = {c: t for c, t in self._refused.items() if t > now}
-        if len(self._refused) < REFUSALS_KEPT:
-            self._refused[counter] = now + wait
+            del self._refused[next(iter(self._refused))]
+        self._refused[counter] = time.monotonic() + wait
 
 
 @dataclass(frozen=True)
@@ -326,18 +308,8 @@ class DatabaseCounters:
         return await self._call(self._hit, counter, per_minute)
 
     @property
-    def carries(self) -> bool:
-        """Whether a hit may carry other writes (:meth:`LimitsStore.hit_with`)."""
+    def postgresql(self) -> bool:
         return self.store.db.dialect.name == "postgresql"
-
-    def _hit_with(self, counter: str, per_minute: int, steps: Sequence[Step]) -> float:
-        wait = self.store.hit_with(counter, RATE_BUCKET_S, 60.0, per_minute, steps)
-        self._prune_if_due(time.time())
-        return wait
-
-    async def hit_with(self, counter: str, per_minute: int, steps: Sequence[Step]) -> float:
-        """A hit and ``steps`` in one statement (PostgreSQL)."""
-        return await self._call(self._hit_with, counter, per_minute, steps)
 
     async def sign_in_attempt(self, counters: Sequence[str], allowances: Sequence[Allowance],
                               at: float, window: float,

@@ -15,8 +15,8 @@ share; a hub on the embedded SQLite file is one node and keeps its runs to itsel
   rows rather than wait on it.
 * A run's row goes shortly after it ends: ended runs are deleted together by the
   next run's row (on PostgreSQL, in its statement) or on the next tick (at most
-  ``poll_s`` later), one statement for all of them. On PostgreSQL a public run's
-  rate-limit hit and its row are one statement (:mod:`hub.admission`).
+  ``poll_s`` later), one statement for all of them. A run given up while its row is
+  being written (a client gone) has the row deleted once that statement is over.
 * A stop asked on another node marks the row and, where the database pushes
   notifications, says so on ``webhub_run_stop``: the owner stops the run at once.
   Elsewhere (and after its listener reconnects) the owner looks for marks on each
@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hub.admission import Admission
 from hub.cluster.nodes import JOIN_CHANNEL, SWEPT, NodeEntry, NodeRegistry
 from hub.cluster.registry import STOP_CHANNEL, LiveRun, RunsStore
 from hub.history.record import RunRecord
@@ -77,25 +77,17 @@ class ClusterRuns:
 
     # -- a run's life -------------------------------------------------------------------
 
-    async def enter(self, run: LiveRun, admission: Admission | None = None) -> None:
+    async def enter(self, run: LiveRun) -> None:
         """The run's row, written before its code may start, while other nodes are alive
-        (a node alone writes none: nobody else could list, stop or mend its runs).
-        ``admission``, the run's public rate-limit hit, is counted first, on
-        PostgreSQL in the row's statement: refused, ``TooManyRequests``, and no row."""
+        (a node alone writes none: nobody else could list, stop or mend its runs)."""
         self._runs[run.job_id] = run
-        shared = self.shared and self.nodes.reachable
-        try:
-            if admission is not None and await self._admitted(run, admission, shared):
-                return
-        except BaseException:  # refused, or given up: the run never starts
-            self.leave(run.job_id)
-            raise
-        if not shared:
+        if not (self.shared and self.nodes.reachable):
             return
         self._written.add(run.job_id)
         ended, self._ended = self._ended, []
+        writing = asyncio.ensure_future(asyncio.to_thread(self.store.enter, [run], ended))
         try:
-            await asyncio.to_thread(self.store.enter, [run], ended)
+            await asyncio.shield(writing)
         except StoreUnavailable as exc:
             self._ended[:0] = ended
             self._written.discard(run.job_id)
@@ -104,24 +96,20 @@ class ClusterRuns:
                          exc.message)
             self._warned = True
             return
+        except asyncio.CancelledError:
+            # The statement goes on in its thread: a DELETE queued now could run before
+            # the INSERT commits, and leave the row behind for good.
+            writing.add_done_callback(functools.partial(self._given_up, run.job_id, ended))
+            raise
         self._warned = False
 
-    async def _admitted(self, run: LiveRun, admission: Admission, shared: bool) -> bool:
-        """Count ``admission``; whether the run's row went with it (and the rows of
-        ended runs). A hit that may have landed leaves its row to be deleted."""
-        if not (shared and self.store.carries and admission.pending):
-            await admission.count()
-            return False
-        self._written.add(run.job_id)
-        ended, self._ended = self._ended, []
-        try:
-            carried = await admission.count(self.store.entry_steps(run, ended))
-        except BaseException:
+    def _given_up(self, job_id: str, ended: Sequence[str],
+                  writing: asyncio.Future[None]) -> None:
+        """The write of a run given up meanwhile is over: its row goes (and, when the
+        write failed, the ended rows it carried)."""
+        if writing.cancelled() or writing.exception() is not None:
             self._ended[:0] = ended
-            raise
-        if not carried:  # counted on this node alone: the database did not answer
-            self._ended[:0] = ended
-        return carried
+        self.leave(job_id)
 
     def leave(self, job_id: str) -> None:
         self._runs.pop(job_id, None)

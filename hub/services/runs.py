@@ -5,8 +5,7 @@ the run in history (when a worker starts it, and when it ends), logs one line pe
 finished run (with the ``ref`` every failure carries) and keeps the hub's
 warnings about headers. On a hub database the nodes share, each run is in the
 cluster's registry while it is in flight (:mod:`hub.cluster.runs`): every node
-lists it, and a stop sent to any node reaches it. A public request's rate-limit hit
-may wait for its run, to be counted with the run's row (:mod:`hub.admission`).
+lists it, and a stop sent to any node reaches it.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hub.admission import expect_run, take_admission
 from hub.auth import Caller, check_job_access
 from hub.cluster.nodes import NodeRegistry
 from hub.cluster.registry import LiveRun, RunsStore
@@ -35,7 +33,7 @@ from hub.services.job_console import ServerConsole
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
 from hub.telemetry.hooks import NO_TELEMETRY, RunTelemetry
-from shared.errors import JobFailed, NotFound, TooManyRequests
+from shared.errors import JobFailed, NotFound
 from shared.header import JobHeader, ResolvedLimits, parse_header, resolve_limits
 from shared.ndjson import LogLine
 
@@ -150,13 +148,7 @@ class JobRunner:
         return self.describe(name, stored.code, stored.version or None)
 
     def authorise(self, job: LoadedJob, caller: Caller) -> None:
-        """``caller`` may run ``job``. An anonymous run entering the cluster's registry
-        on PostgreSQL counts its public rate-limit hit with its row (hub.admission)."""
         check_job_access(caller, job.name, job.header.access)
-        cluster = self.cluster
-        if (caller.kind == "anonymous" and cluster is not None and cluster.shared
-                and cluster.store.carries):
-            expect_run()
 
     async def run(self, job: LoadedJob, *, caller: Caller, params: Any, request: dict[str, Any],
                   origin: str = "http", pretty: bool = False,
@@ -181,7 +173,8 @@ class JobRunner:
         console = ServerConsole(self.settings.job_log_lines, fields)
         req.on_log = console.watching(on_log)  # the server log's copy of the console
         cluster = self.cluster
-        await self._enter(req, job, caller, schedule)
+        if cluster is not None:
+            await cluster.enter(_live_run(req, job, caller, schedule, cluster.node))
         try:
             with (LOG_MASK.hold(values.values()), run_fields(fields),  # until the last line
                   self.telemetry.watch(req, caller.kind) as watch):
@@ -199,21 +192,6 @@ class JobRunner:
         return result
 
     # -- the cluster's runs ---------------------------------------------------------------
-
-    async def _enter(self, req: RunRequest, job: LoadedJob, caller: Caller,
-                     schedule: tuple[str, str] | None) -> None:
-        """The run in the cluster's registry, and the public rate-limit hit its request
-        left to count with it (:mod:`hub.admission`): refused, ``TooManyRequests``."""
-        admission = take_admission()
-        try:
-            if self.cluster is not None:
-                live = _live_run(req, job, caller, schedule, self.cluster.node)
-                await self.cluster.enter(live, admission)
-            elif admission is not None:
-                await admission.count()
-        except TooManyRequests:
-            self.telemetry.refused("public")
-            raise
 
     async def in_flight(self) -> list[InFlight]:
         """This node's runs (as the engine sees them), then the other live nodes'."""
