@@ -1,9 +1,10 @@
 """The engine: runs jobs in worker processes under their limits.
 
 ``Engine.run`` takes a ``RunRequest`` and returns a ``RunResult``; console lines
-arrive through the request's ``on_log`` as they happen. The engine knows no
-HTTP and no database: calls a job makes to the host (``db.exec``, ``http()``) go
-to a ``BridgeHost`` the hub supplies, which applies policy.
+arrive through the request's ``on_log`` as they happen. The engine knows no HTTP
+and no database: calls a job makes to the host (``db.exec``, ``http()``) go to a
+``BridgeHost`` the hub supplies, which applies policy; what changes while a run is
+active is its ``RunState``, made here and handed to the bridge with each call.
 
 Limits: the runtime limit is a deadline here (the worker is killed); the CPU
 limit is the worker's own CPU time read from /proc, so a synchronous busy loop
@@ -33,6 +34,7 @@ from hub.engine.model import (
     EngineConfig,
     RunRequest,
     RunResult,
+    RunState,
     new_ref,
 )
 from hub.engine.pool import WorkerPool, WorkerProcess, read_cpu_ms, read_rss_mb
@@ -40,7 +42,7 @@ from shared.errors import JobError, JobFailed, LimitExceeded, error_class_for
 from shared.ndjson import LogLine
 
 __all__ = ["BridgeHost", "DebugHost", "Engine", "EngineConfig", "RunRequest", "RunResult",
-           "RunningInfo", "new_ref"]
+           "RunState", "RunningInfo", "new_ref"]
 
 log = logging.getLogger("webhub.engine")
 
@@ -84,6 +86,7 @@ class _ActiveRun:
         self.deadline: asyncio.Timeout | None = None  # the runtime limit, while running
         self.parked_s = 0.0  # time held by a debugger, not counted against the limit
         self.watchdog: asyncio.Task[None] | None = None  # from _FIRST_LOOK_S in
+        self.state = RunState(self.host_note)
 
     # -- RunOwner ---------------------------------------------------------------
     def on_log(self, lines: list[list[Any]]) -> None:
@@ -161,7 +164,7 @@ class _ActiveRun:
             elif (bridge := self.req.bridge or self.bridge) is None or op.startswith("debug."):
                 raise JobFailed(f"'{op}' is not available to jobs on this hub")
             else:
-                ok, value = True, await bridge.call(op, call.get("args"), self.req)
+                ok, value = True, await bridge.call(op, call.get("args"), self.req, self.state)
         except LimitExceeded as exc:  # a cap the host enforces ends the run, as ours do
             self.stop(exc)
             return
@@ -246,7 +249,6 @@ class _ActiveRun:
         """The run to its result. Whatever raises, the caller (``Engine.run``) gives
         the worker back or kills it: see ``handed``."""
         self.worker.owner = self
-        self.req.note = self.host_note
         try:
             self._hand_over()
         except LimitExceeded as exc:
@@ -309,7 +311,7 @@ class _ActiveRun:
     def _failed(self, error: JobError | None) -> RunResult:
         err = error or JobFailed("The job failed")
         return RunResult(self.req.job_id, False, {}, b"", err, self._elapsed_ms(), 0, self.logs,
-                         redactor=self.req.redactor)
+                         redactor=self.req.redactor, calls=self.state.calls)
 
     def _completed(self, meta: dict[str, Any], body: bytes, cpu_ms: int) -> RunResult:
         for level, message, t in meta.pop("logs", []):
@@ -319,7 +321,7 @@ class _ActiveRun:
         redactor = self.req.redactor
         if meta.get("ok"):
             return RunResult(self.req.job_id, True, meta, body, None, self._elapsed_ms(), cpu_ms,
-                             self.logs, redactor=redactor)
+                             self.logs, redactor=redactor, calls=self.state.calls)
         cls = error_class_for(str(meta.get("code", "JOB-001")))
         # The error message reaches the caller, history and the hub's log: masked.
         message = redactor.text(str(meta.get("message", "The job failed")))
@@ -331,7 +333,7 @@ class _ActiveRun:
         if not isinstance(err, JobError):
             err = JobFailed(message)
         return RunResult(self.req.job_id, False, meta, b"", err, self._elapsed_ms(), cpu_ms,
-                         self.logs, redactor=redactor)
+                         self.logs, redactor=redactor, calls=self.state.calls)
 
 
 class _SyntaxCheck:
@@ -398,9 +400,8 @@ class Engine:
             finally:
                 self._active.pop(req.job_id, None)
                 self._settle_worker(worker, active)
-                # The note is the active run's: kept, it would tie the request to the run
-                # and its whole answer in a cycle only the collector's rare pass frees.
-                req.note = None
+                if active is not None:
+                    active.state.end()
 
     def _settle_worker(self, worker: WorkerProcess, active: _ActiveRun | None) -> None:
         """After a run, however it ended: a worker that never got the run is given

@@ -1,5 +1,6 @@
-"""What the engine takes and gives: its configuration, a run's request and result,
-and the hosts that answer a job's calls. ``hub.engine.engine`` re-exports them."""
+"""What the engine takes and gives: its configuration, a run's request, its state
+while it runs and its result, and the hosts that answer a job's calls.
+``hub.engine.engine`` re-exports them."""
 
 from __future__ import annotations
 
@@ -23,7 +24,16 @@ def new_ref() -> str:
 
 
 class BridgeHost(Protocol):
-    async def call(self, op: str, args: Any, run: RunRequest) -> Any: ...
+    """Answers a job's calls to the outside (``db.exec``, ``http()``); ``state`` is the
+    run's own, the same object for every call of one run."""
+
+    async def call(self, op: str, args: Any, run: RunRequest, state: RunState) -> Any: ...
+
+
+class CallAllowance(Protocol):
+    """A per-run cap on one kind of call: ``take()`` once per call, raising when spent."""
+
+    def take(self) -> None: ...
 
 
 class DebugHost(Protocol):
@@ -49,8 +59,11 @@ class EngineConfig:
                              console_chars=int(self.max_console_mb * protocol.MB))
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class RunRequest:
+    """What a run is, fixed when it is made: what changes while it runs is its
+    ``RunState``, which the engine makes."""
+
     job_id: str
     job_name: str
     source: str
@@ -66,9 +79,6 @@ class RunRequest:
     # The run's reference: its failure answer and every log line about it carry it.
     ref: str = field(default_factory=lambda: new_ref())
     created: float = field(default_factory=time.monotonic)
-    host_state: dict[str, Any] = field(default_factory=dict)  # the bridge's per-run state
-    # Set by the engine while the run is active: the host adds a console line to it.
-    note: Callable[[str, str], None] | None = None
     approved_modules: list[str] = field(default_factory=list)
     modules: list[dict[str, str]] = field(default_factory=list)  # builds this job names
     debugger: DebugHost | None = None  # a debug run: the source is instrumented
@@ -80,10 +90,35 @@ class RunRequest:
     # "warm": the worker's warm isolate, a new compartment (strict mode); "fresh":
     # a fresh isolate and sloppy mode, for a job whose header says ``Isolation: fresh``.
     isolation: str = "warm"
+    redactor: Redactor = field(init=False, repr=False, compare=False)
 
-    @functools.cached_property
-    def redactor(self) -> Redactor:
-        return Redactor(self.secrets.values()) if self.secrets else NO_SECRETS
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "redactor",
+                           Redactor(self.secrets.values()) if self.secrets else NO_SECRETS)
+
+
+@dataclass(slots=True)
+class RunState:
+    """A run's state while it is active: made by the engine for each run and handed
+    to the bridge host with each call. Its ``calls`` end up in the run's result."""
+
+    # A console line the host adds on the job's behalf (an http call...); a no-op
+    # once the run is over.
+    note: Callable[[str, str], None]
+    # The run's outbound calls and queries as the bridge host records them (bounded),
+    # and the bytes of their answers kept with them.
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    answers_bytes: int = 0
+    http_budget: CallAllowance | None = None  # the bridge's, from the run's first http()
+
+    def end(self) -> None:
+        """The run is over. Its note, the active run's, goes: kept, it would tie the
+        run and its whole answer in a cycle only the collector's rare pass frees."""
+        self.note = _console_closed
+
+
+def _console_closed(level: str, message: str) -> None:
+    """A finished run's note: its console takes no more lines."""
 
 
 @dataclass
@@ -100,3 +135,5 @@ class RunResult:
     # Masks the run's secret values. Console lines and the error are masked already;
     # the body is the job's own answer and is not (history masks what it keeps).
     redactor: Redactor = NO_SECRETS
+    # The run's outbound calls and queries (``RunState.calls``), for its history.
+    calls: list[dict[str, Any]] = field(default_factory=list)

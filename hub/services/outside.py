@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from hub.engine.engine import RunRequest
+from hub.engine.engine import RunRequest, RunState
 from hub.outside.database import Database
 from hub.outside.http_client import CallBudget, fetch
 from hub.outside.netpolicy import NetPolicy, display_url
@@ -28,25 +28,19 @@ MAX_SQL_KEPT = 500
 MAX_ANSWERS_KEPT = 256 * 1024  # bytes of recorded db/http answers per run
 
 
-def _note(run: RunRequest, level: str, message: str) -> None:
-    """Every outbound call is part of the run's console (live, and kept with it)."""
-    if run.note is not None:
-        run.note(level, message)
-
-
-def _keep_call(run: RunRequest, call: dict[str, Any], answer: Any = None) -> None:
+def _keep_call(state: RunState, call: dict[str, Any], answer: Any = None) -> None:
     """The run's outbound calls and queries, for its history record (bounded). Each
     keeps its answer while the run's answers stay under MAX_ANSWERS_KEPT bytes, so a
     debugger can replay the run without the database or the network; past that the
     call says ``answerMissing``."""
-    calls = run.host_state.setdefault("calls", [])
+    calls = state.calls
     if len(calls) >= MAX_CALLS_KEPT:
         return
     if "error" not in call:
         text = json.dumps(answer, separators=(",", ":"), default=str)
-        used = run.host_state.get("answers_bytes", 0) + len(text)
+        used = state.answers_bytes + len(text)
         if used <= MAX_ANSWERS_KEPT:
-            run.host_state["answers_bytes"] = used
+            state.answers_bytes = used
             call["answer"] = json.loads(text)
         else:
             call["answerMissing"] = True
@@ -58,14 +52,16 @@ class HubBridge:
         self.database = database
         self.policy = policy
 
-    async def call(self, op: str, args: Any, run: RunRequest) -> Any:
+    async def call(self, op: str, args: Any, run: RunRequest, state: RunState) -> Any:
+        """Every outbound call is part of the run's console (``state.note``: live, and
+        kept with it) and of its record (``state.calls``)."""
         if op == "db.exec":
-            return await self._db(args, run)
+            return await self._db(args, run, state)
         if op == "http":
-            return await self._http(args, run)
+            return await self._http(args, state)
         raise JobFailed(f"'{op}' is not available to jobs")
 
-    async def _db(self, args: Any, run: RunRequest) -> Any:
+    async def _db(self, args: Any, run: RunRequest, state: RunState) -> Any:
         sql = args.get("sql") if isinstance(args, dict) else None
         if not isinstance(sql, str):
             raise JobFailed("db.exec(sql, params): the SQL must be text")
@@ -82,18 +78,20 @@ class HubBridge:
             call["error"] = exc.message
             log.info("[WebJob:%s] %s db.exec failed: %s ref=%s", run.job_name, run.job_id,
                      run.redactor.text(exc.message), run.ref)
-            state = exc.extra.get("sqlstate")
-            if state:
-                exc.extra["job_code"] = call["errorCode"] = str(state)
+            sqlstate = exc.extra.get("sqlstate")
+            if sqlstate:
+                exc.extra["job_code"] = call["errorCode"] = str(sqlstate)
             raise
         finally:
             call["ms"] = int((time.monotonic() - started) * 1000)
-            _keep_call(run, call, answer)
+            _keep_call(state, call, answer)
 
-    async def _http(self, args: Any, run: RunRequest) -> Any:
+    async def _http(self, args: Any, state: RunState) -> Any:
         if not isinstance(args, dict) or not isinstance(args.get("url"), str):
             raise JobFailed("http(url, options): the URL must be text")
-        budget = run.host_state.setdefault("http", CallBudget())
+        budget = state.http_budget
+        if budget is None:
+            budget = state.http_budget = CallBudget()
         given = args.get("options")
         options: dict[str, Any] = given if isinstance(given, dict) else {}
         method = str(options.get("method") or "GET").upper()
@@ -102,16 +100,16 @@ class HubBridge:
             budget.take()
             answer: dict[str, Any] = await fetch(args["url"], options, self.policy)
         except JobFailed as exc:
-            _note(run, "warn", f"http {method} {shown} refused or failed: {exc.message}")
-            _keep_call(run, {"kind": "http", "method": method, "url": shown,
-                             "error": exc.message, "ms": _ms_since(started)})
+            state.note("warn", f"http {method} {shown} refused or failed: {exc.message}")
+            _keep_call(state, {"kind": "http", "method": method, "url": shown,
+                               "error": exc.message, "ms": _ms_since(started)})
             raise
         size = len(answer.get("base64") or "") * 3 // 4
         ms = _ms_since(started)
-        _note(run, "info", f"http {method} {shown} -> {answer.get('status')}, {size} bytes, "
+        state.note("info", f"http {method} {shown} -> {answer.get('status')}, {size} bytes, "
                            f"{ms} ms")
-        _keep_call(run, {"kind": "http", "method": method, "url": shown,
-                         "status": answer.get("status"), "bytes": size, "ms": ms}, answer)
+        _keep_call(state, {"kind": "http", "method": method, "url": shown,
+                           "status": answer.get("status"), "bytes": size, "ms": ms}, answer)
         return answer
 
     async def close(self) -> None:
@@ -132,7 +130,7 @@ class ReplayBridge:
         self.calls = list(calls)
         self.position = 0
 
-    async def call(self, op: str, args: Any, run: RunRequest) -> Any:
+    async def call(self, op: str, args: Any, run: RunRequest, state: RunState) -> Any:
         kind = {"db.exec": "db", "http": "http"}.get(op)
         if kind is None:
             raise JobFailed(f"'{op}' is not available to jobs")
@@ -153,7 +151,7 @@ class ReplayBridge:
         if "answer" not in recorded:
             raise JobFailed(f"Replay: the answer of call {number} ({op}) was not kept (the "
                             "recording keeps 256 KB of answers a run); the replay stops here")
-        _note(run, "info", f"replay: {op} call {number} answered from the recording")
+        state.note("info", f"replay: {op} call {number} answered from the recording")
         return recorded["answer"]
 
     async def close(self) -> None:

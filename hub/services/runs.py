@@ -23,13 +23,14 @@ from hub.auth import Caller, check_job_access
 from hub.cluster.nodes import NodeRegistry
 from hub.cluster.registry import LiveRun, RunsStore
 from hub.cluster.runs import ClusterRuns
-from hub.engine.engine import BridgeHost, DebugHost, Engine, RunRequest, RunResult
+from hub.engine.engine import BridgeHost, DebugHost, Engine, RunRequest, RunResult, new_ref
 from hub.engine.modules import installed_builds, mentioned
 from hub.logsetup import RunFields, run_fields
 from hub.secrets.logmask import LOG_MASK
 from hub.services.answer_rules import answer_problem
 from hub.services.history import History, RunStart, record_caller
 from hub.services.job_console import ServerConsole
+from hub.services.run_start import StartHooks
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
 from hub.telemetry.hooks import NO_TELEMETRY, RunTelemetry
@@ -159,29 +160,32 @@ class JobRunner:
                   bridge: BridgeHost | None = None) -> RunResult:
         names = job.header.secrets
         values = await self._secret_values(names)
+        job_id, ref = job_id or new_job_id(), new_ref()
+        fields = RunFields(job_id, job.name, ref, _caller_label(caller))
+        console = ServerConsole(self.settings.job_log_lines, fields)
+        starting = StartHooks(on_start)
         req = RunRequest(
-            job_id=job_id or new_job_id(), job_name=job.name, source=job.code,
+            job_id=job_id, job_name=job.name, source=job.code,
             limits=job.resolved.limits, params=params,
             request={**request, "caller": caller.as_job_view()}, origin=origin, pretty=pretty,
-            sign_key=self.settings.sign_key, on_start=on_start,
-            staff_id=caller.staff_id,
+            sign_key=self.settings.sign_key,
+            on_log=console.watching(on_log),  # the server log's copy of the console
+            on_start=starting, staff_id=caller.staff_id, ref=ref,
             approved_modules=list(self.settings.modules),
             modules=job.modules,
             debugger=debugger, bridge=bridge, secret_names=names, secrets=values,
             isolation=job.header.isolation)
-        fields = RunFields(req.job_id, job.name, req.ref, _caller_label(caller))
-        console = ServerConsole(self.settings.job_log_lines, fields)
-        req.on_log = console.watching(on_log)  # the server log's copy of the console
         cluster = self.cluster
         if cluster is not None:
             await cluster.enter(_live_run(req, job, caller, schedule, cluster.node))
         try:
             with (LOG_MASK.hold(values.values()), run_fields(fields),  # until the last line
                   self.telemetry.watch(req, caller.kind) as watch):
+                starting.first(watch.started)
                 if self.history is None:
                     result = await self._engine_result(req)
                 else:
-                    result = await self._recorded(req, job, caller, params, schedule)
+                    result = await self._recorded(req, job, caller, params, schedule, starting)
                 watch.ended(result)
                 result.ref = req.ref
                 console.ended(result.logs)
@@ -219,15 +223,8 @@ class JobRunner:
         return Stopped(owner, here=False)
 
     async def _engine_result(self, req: RunRequest) -> RunResult:
-        """``req`` run and its answer checked. While it runs, the engine points
-        ``req.note`` at its active run, which holds ``req`` and the worker's answer:
-        left set, that cycle keeps the whole result (up to ``WEBJOB_MAX_RESULT_MB``)
-        alive until the collector's rare full pass, and a few large results at once
-        stay in the hub's memory."""
-        try:
-            return checked_answer(await self.engine.run(req))
-        finally:
-            req.note = None
+        """``req`` run and its answer checked."""
+        return checked_answer(await self.engine.run(req))
 
     async def _secret_values(self, names: Sequence[str]) -> dict[str, str]:
         """The values of the declared secrets that are set, read now (so a change is
@@ -237,9 +234,9 @@ class JobRunner:
         return await asyncio.to_thread(self.secrets.values, names)
 
     async def _recorded(self, req: RunRequest, job: LoadedJob, caller: Caller, params: Any,
-                        schedule: tuple[str, str] | None) -> RunResult:
-        """Run ``req``, recording it from the moment a worker takes it (a run refused
-        by a full queue never started, so it is not in history)."""
+                        schedule: tuple[str, str] | None, starting: StartHooks) -> RunResult:
+        """Run ``req``, recording it from the moment a worker takes it (``starting``; a
+        run refused by a full queue never started, so it is not in history)."""
         assert self.history is not None
         history = self.history
         start = RunStart(req.job_id, job.name, job.version, req.origin, caller, params,
@@ -247,15 +244,12 @@ class JobRunner:
                          schedule[0] if schedule else None,
                          schedule[1] if schedule else None, redactor=req.redactor)
         record = None
-        then = req.on_start
 
         def started() -> None:
             nonlocal record
             record = history.begin(start)
-            if then is not None:
-                then()
 
-        req.on_start = started
+        starting.first(started)
         try:
             result = await self._engine_result(req)
         except BaseException:
@@ -264,7 +258,7 @@ class JobRunner:
             raise
         if record is None:  # finished without a worker ever starting it
             record = history.begin(start)
-        history.end(record, result, list(req.host_state.get("calls", [])))
+        history.end(record, result, list(result.calls))
         return result
 
     def _log_result(self, name: str, result: RunResult, origin: str, ref: str) -> None:

@@ -11,11 +11,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from opentelemetry.trace import Span
+
 from hub.abuse import SignInAttempt
-from hub.engine.model import BridgeHost, RunRequest, RunResult
+from hub.engine.model import BridgeHost, RunRequest, RunResult, RunState
 from hub.limiting import RequestLimit, SignInGuard
 from hub.telemetry.prometheus import HubMetrics
-from hub.telemetry.traces import SPAN_KEY, RunTracer
+from hub.telemetry.traces import RunTracer
 from shared.errors import TooManyRequests
 from shared.outcomes import Outcome
 
@@ -25,8 +27,9 @@ WATCHED_CALLS = frozenset({"db.exec", "http"})
 
 
 class RunWatch:
-    """One run being watched: ``ended(result)`` once its result is known; a run that
-    raises instead (refused by a full queue, cancelled) is counted as it leaves."""
+    """One run being watched: ``started()`` once a worker has it, ``ended(result)`` once
+    its result is known; a run that raises instead (refused by a full queue, cancelled)
+    is counted as it leaves."""
 
     def __init__(self, telemetry: RunTelemetry, req: RunRequest, caller_kind: str) -> None:
         self.telemetry = telemetry
@@ -34,17 +37,14 @@ class RunWatch:
         self.result: RunResult | None = None
         tracer = telemetry.tracer
         if tracer is not None:
-            req.host_state[SPAN_KEY] = tracer.start_run(
+            telemetry.run_spans[req.ref] = tracer.start_run(
                 req.job_name, req.origin, caller_kind, telemetry.node, req.job_id)
-        then = req.on_start
 
-        def started() -> None:  # a worker has the run: its wait in the queue is over
-            if telemetry.metrics is not None:
-                telemetry.metrics.queue_wait.observe(time.monotonic() - req.created)
-            if then is not None:
-                then()
-
-        req.on_start = started
+    def started(self) -> None:
+        """A worker has the run: its wait in the queue is over."""
+        metrics = self.telemetry.metrics
+        if metrics is not None:
+            metrics.queue_wait.observe(time.monotonic() - self.req.created)
 
     def ended(self, result: RunResult) -> None:
         self.result = result
@@ -65,7 +65,7 @@ class RunWatch:
             metrics.run_ended(self.req.job_name, self.req.origin, str(outcome), seconds)
             if outcome == "refused":
                 metrics.refusals.labels("queue").inc()
-        span = self.req.host_state.pop(SPAN_KEY, None)
+        span = self.telemetry.run_spans.pop(self.req.ref, None)
         if span is not None:
             RunTracer.end_run(span, str(outcome), code)
 
@@ -76,6 +76,9 @@ class RunTelemetry:
         self.metrics = metrics
         self.tracer = tracer
         self.node = node
+        # Each watched run's span (traces on), by the run's ref: its calls' spans are
+        # its children, though they are answered outside the request's context.
+        self.run_spans: dict[str, Span] = {}
 
     @contextmanager
     def watch(self, req: RunRequest, caller_kind: str) -> Iterator[RunWatch]:
@@ -120,15 +123,16 @@ class _WatchedBridge:
         self.inner = inner
         self.telemetry = telemetry
 
-    async def call(self, op: str, args: Any, run: RunRequest) -> Any:
+    async def call(self, op: str, args: Any, run: RunRequest, state: RunState) -> Any:
         if op not in WATCHED_CALLS:  # refused by the bridge; a job's made-up name is no label
-            return await self.inner.call(op, args, run)
+            return await self.inner.call(op, args, run, state)
         tracer = self.telemetry.tracer
-        span = None if tracer is None else tracer.start_call(op, run.host_state)
+        span = (None if tracer is None
+                else tracer.start_call(op, self.telemetry.run_spans.get(run.ref)))
         started = time.monotonic()
         error: str | None = None
         try:
-            return await self.inner.call(op, args, run)
+            return await self.inner.call(op, args, run, state)
         except BaseException as exc:
             error = getattr(exc, "code", None) or type(exc).__name__
             raise

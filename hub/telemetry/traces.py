@@ -4,15 +4,15 @@ one, so several apps in one process keep their spans apart), FastAPI's request s
 a ``webjob.run`` span per run and a child span per ``db.exec`` and ``http()`` call.
 
 A bridge call is answered on the engine's reader of the worker, not in the request's
-context, so a call's span names its run's span as parent explicitly (kept in the
-run's ``host_state``).
+context, so a call's span names its run's span as parent explicitly (kept by
+``hub.telemetry.hooks.RunTelemetry``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # the SDK is imported only when traces are on
 __all__ = ["RunTracer", "tracer_from_env"]
 
 ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_ENDPOINT"
-SPAN_KEY = "otel_span"  # the run's span in its RunRequest.host_state
 
 
 class RunTracer:
@@ -49,9 +48,9 @@ class RunTracer:
             span.set_status(Status(StatusCode.ERROR, error_code))
         span.end()
 
-    def start_call(self, call: str, host_state: Mapping[str, Any]) -> Span | None:
-        parent = host_state.get(SPAN_KEY)
-        if not isinstance(parent, Span):
+    def start_call(self, call: str, parent: Span | None) -> Span | None:
+        """A call's span under its run's ``parent``; none for a run without a span."""
+        if parent is None:
             return None
         return self.tracer.start_span(call, context=trace.set_span_in_context(parent),
                                       kind=SpanKind.CLIENT, attributes={"webjob.call": call})

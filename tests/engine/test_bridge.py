@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hub.engine.engine import EngineConfig, RunRequest
+from hub.engine.engine import EngineConfig, RunRequest, RunState
 from shared.errors import JobFailed
 from tests.engine.conftest import EngineHarness, body_json
 
@@ -19,7 +19,7 @@ class FakeHost:
         self.calls: list[tuple[str, Any, str]] = []
         self.cancelled: asyncio.Event | None = None
 
-    async def call(self, op: str, args: Any, run: RunRequest) -> Any:
+    async def call(self, op: str, args: Any, run: RunRequest, state: RunState) -> Any:
         self.calls.append((op, args, run.job_id))
         if op == "echo":
             return {"echoed": args}
@@ -92,8 +92,8 @@ def test_http_answers_become_a_response_object(bridged: tuple[EngineHarness, Fak
               "text": '{"n": 5}', "base64": "aGk=", "url": "https://x.example/"}
     original = host.call
 
-    async def answering(op: str, args: Any, run: RunRequest) -> Any:
-        return answer if op == "http" else await original(op, args, run)
+    async def answering(op: str, args: Any, run: RunRequest, state: RunState) -> Any:
+        return answer if op == "http" else await original(op, args, run, state)
 
     host.call = answering  # type: ignore[method-assign]
     try:

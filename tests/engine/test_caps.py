@@ -13,7 +13,7 @@ import pytest
 
 from hub.engine import engine as engine_module
 from hub.engine import protocol
-from hub.engine.engine import EngineConfig, RunRequest, RunResult
+from hub.engine.engine import EngineConfig, RunRequest, RunResult, RunState
 from hub.engine.pool import read_rss_mb
 from hub.settings import load_settings
 from shared.errors import LimitExceeded
@@ -27,7 +27,7 @@ ROOMY = Limits(runtime_ms=20_000, memory_mb=512, cpu_ms=15_000)
 class BigHost:
     """Answers ``big`` with ``args`` MB of text, refuses ``over`` with a cap of its own."""
 
-    async def call(self, op: str, args: Any, run: RunRequest) -> Any:
+    async def call(self, op: str, args: Any, run: RunRequest, state: RunState) -> Any:
         if op == "over":
             raise LimitExceeded("The host's own cap", limit="rows")
         return "r" * int(args * MB) if op == "big" else args

@@ -71,9 +71,9 @@ def test_one_four_gigabyte_buffer_is_refused(engine: EngineHarness) -> None:
 
 async def start_long_run(engine: EngineHarness) -> tuple[RunRequest, asyncio.Future[RunResult]]:
     """A 10 s run, once it has a worker."""
-    req = engine.request("await new Promise(r => setTimeout(r, 10000)); return 1")
     started = asyncio.Event()
-    req.on_start = started.set
+    req = engine.request("await new Promise(r => setTimeout(r, 10000)); return 1",
+                         on_start=started.set)
     task = asyncio.ensure_future(engine.engine.run(req))
     await started.wait()
     return req, task

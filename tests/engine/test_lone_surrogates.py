@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hub.engine import protocol
-from hub.engine.engine import EngineConfig, RunRequest, RunResult
+from hub.engine.engine import EngineConfig, RunRequest, RunResult, RunState
 from shared.text import clean_json, clean_text
 from tests.engine.conftest import EngineHarness, body_json
 
@@ -29,7 +29,7 @@ class EchoHost:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
 
-    async def call(self, op: str, args: Any, run: RunRequest) -> Any:
+    async def call(self, op: str, args: Any, run: RunRequest, state: RunState) -> Any:
         self.calls.append((op, args))
         return {"echoed": args, "made": "r\udc00"}
 

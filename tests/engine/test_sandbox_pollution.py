@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from hub.engine.engine import RunRequest, RunResult
+from hub.engine.engine import RunRequest, RunResult, RunState
 from shared.header import Limits
 from tests.engine.battery import (
     ISOLATIONS,
@@ -276,7 +276,7 @@ def test_forged_call_note_does_not_kill_the_worker(solo: EngineHarness, isolatio
 
 
 class _SlowBridge:
-    async def call(self, op: str, args: Any, run: RunRequest) -> Any:
+    async def call(self, op: str, args: Any, run: RunRequest, state: RunState) -> Any:
         delay, secret = args["params"]  # db.exec(sql, [delay, secret])
         await asyncio.sleep(delay)
         return {"answer_for": run.job_id, "secret": secret}

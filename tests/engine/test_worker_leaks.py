@@ -117,9 +117,9 @@ def test_a_caller_cancelled_while_waiting_for_a_worker(small: EngineHarness) -> 
 
 def test_a_caller_cancelled_mid_run(small: EngineHarness) -> None:
     async def cancel_mid_run() -> None:
-        req = small.request("await new Promise(r => setTimeout(r, 10000)); return 1")
         started = asyncio.Event()
-        req.on_start = started.set
+        req = small.request("await new Promise(r => setTimeout(r, 10000)); return 1",
+                            on_start=started.set)
         task = asyncio.ensure_future(small.engine.run(req))
         await started.wait()
         task.cancel()
@@ -174,9 +174,9 @@ def test_no_worker_at_all_is_too_many_requests(small: EngineHarness,
 
 def test_ready_says_no_while_the_gate_is_saturated(small: EngineHarness) -> None:
     async def saturate() -> tuple[bool, bool]:
-        long = small.request("await new Promise(r => setTimeout(r, 10000)); return 1")
         started = asyncio.Event()
-        long.on_start = started.set
+        long = small.request("await new Promise(r => setTimeout(r, 10000)); return 1",
+                             on_start=started.set)
         running = asyncio.ensure_future(small.engine.run(long))
         await started.wait()
         idle_ready = await small.engine.ready(1)  # one slot taken, nobody queued
