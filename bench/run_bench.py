@@ -40,6 +40,12 @@ ALONE_PARTS = ("jit", "outside", "history", "schedule", "cluster")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = bench_parser()
+    return checked_args(parser, parser.parse_args(argv))
+
+
+def bench_parser() -> argparse.ArgumentParser:
+    """The options of a bench run, each with its default."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--duration", type=int, default=5, help="whole seconds of each measured wrk run (default 5)"
@@ -51,6 +57,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=1,
         help="whole seconds of the warm-up run before each measured one (default 1, 0: none)",
     )
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="where results go")
+    add_part_options(parser)
+    return parser
+
+
+def add_part_options(parser: argparse.ArgumentParser) -> None:
+    """The options choosing which servers, job rows and parts of the bench run."""
     parser.add_argument(
         "--servers",
         default=",".join(report.SERVERS),
@@ -72,7 +85,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="",
         help=f"comma-separated parts to run alone, without the HTTP table: {','.join(ALONE_PARTS)}",
     )
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="where results go")
     parser.add_argument(
         "--no-outside",
         action="store_true",
@@ -84,7 +96,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=1_000_000,
         help="runs bench/history_bench.py fills the local history with (0: skip it)",
     )
-    args = parser.parse_args(argv)
+
+
+def checked_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """The parsed options checked and turned into lists; a wrong one stops with usage."""
     if args.quick:
         args.duration = 2
     if args.duration < 1 or args.warmup < 0:

@@ -8,8 +8,8 @@ import dataclasses
 import gc
 import logging
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
@@ -69,7 +69,7 @@ from hub.store.opening import open_job_store
 from hub.telemetry.hooks import NO_TELEMETRY, RunTelemetry
 from hub.telemetry.prometheus import HubMetrics, LiveFigures
 from hub.telemetry.scrape import ScrapeAccess
-from hub.telemetry.traces import tracer_from_env
+from hub.telemetry.traces import RunTracer, tracer_from_env
 from shared.errors import BadRequest, InternalError, NotFound, WebJobsError
 
 if TYPE_CHECKING:  # the SDK is imported only when traces are on
@@ -79,6 +79,7 @@ log = logging.getLogger("webhub")
 SIGN_IN_RATE = 30  # sign-in attempts a minute per address, whatever the names
 PRUNE_EVERY_S = 3600.0
 SWEEP_EVERY_S = 30.0
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
 
 def build_hub(settings: Settings, telemetry: RunTelemetry = NO_TELEMETRY) -> Hub:
@@ -161,17 +162,24 @@ def create_app(settings: Settings, *, span_exporter: SpanExporter | None = None)
     tracer = tracer_from_env(settings.node, span_exporter)
     telemetry = RunTelemetry(HubMetrics(), tracer, settings.node)
     hub = build_hub(settings, telemetry)
+    app = FastAPI(title="WebJobs hub", lifespan=_hub_lifespan(hub, settings, tracer),
+                  docs_url=None, redoc_url=None)
+    app.state.hub = hub
+    app.state.prometheus, app.state.scrape_access = telemetry.metrics, scrape_access
+    app.state.readiness = Readiness(hub.engine, hub.catalog, hub.history, hub.users.db)
+    _add_routes(app, hub, settings)
+    install_wire_schemas(app)
+    if tracer is not None:
+        instrument(app, tracer)
+    return app
 
+
+def _hub_lifespan(hub: Hub, settings: Settings, tracer: RunTracer | None) -> Lifespan:
+    """The app's lifespan: the hub's parts started in order, served, then closed."""
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         install_log_mask()  # after uvicorn set up its logging: no secret value in a log line
-        await hub.engine.start()
-        await hub.catalog.start()  # strays in the jobs folder; other nodes' saves heard
-        if hub.nodes is not None:
-            await hub.nodes.start()
-        if hub.runner.cluster is not None:
-            await hub.runner.cluster.start()
-        await hub.scheduling.start()
+        await _start_parts(hub)
         pruner = asyncio.create_task(_prune_now_and_then(hub.history))
         sweeper = asyncio.create_task(_sweep_debug_sessions(hub.debug_sessions))
         log.info("hub %s ready: %d concurrent runs, %d spare workers, jobs in %s, "
@@ -187,30 +195,35 @@ def create_app(settings: Settings, *, span_exporter: SpanExporter | None = None)
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-            await hub.scheduling.stop()
-            await hub.catalog.close()
-            await hub.engine.close()
-            if hub.runner.cluster is not None:
-                await hub.runner.cluster.close()
-            if hub.nodes is not None:
-                await hub.nodes.stop()
-            await hub.outside.close()
-            if hub.limits is not None:
-                await hub.limits.close()
-            await asyncio.to_thread(hub.history.close)
-            hub.users.close()
+            await _close_parts(hub)
             if tracer is not None:
                 tracer.shutdown()  # the spans still batched go out
+    return lifespan
 
-    app = FastAPI(title="WebJobs hub", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.state.hub = hub
-    app.state.prometheus, app.state.scrape_access = telemetry.metrics, scrape_access
-    app.state.readiness = Readiness(hub.engine, hub.catalog, hub.history, hub.users.db)
-    _add_routes(app, hub, settings)
-    install_wire_schemas(app)
-    if tracer is not None:
-        instrument(app, tracer)
-    return app
+
+async def _start_parts(hub: Hub) -> None:
+    await hub.engine.start()
+    await hub.catalog.start()  # strays in the jobs folder; other nodes' saves heard
+    if hub.nodes is not None:
+        await hub.nodes.start()
+    if hub.runner.cluster is not None:
+        await hub.runner.cluster.start()
+    await hub.scheduling.start()
+
+
+async def _close_parts(hub: Hub) -> None:
+    await hub.scheduling.stop()
+    await hub.catalog.close()
+    await hub.engine.close()
+    if hub.runner.cluster is not None:
+        await hub.runner.cluster.close()
+    if hub.nodes is not None:
+        await hub.nodes.stop()
+    await hub.outside.close()
+    if hub.limits is not None:
+        await hub.limits.close()
+    await asyncio.to_thread(hub.history.close)
+    hub.users.close()
 
 
 def _add_routes(app: FastAPI, hub: Hub, settings: Settings) -> None:
