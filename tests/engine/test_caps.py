@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from hub.engine import engine as engine_module
 from hub.engine import protocol
+from hub.engine.active_run import ActiveRun
 from hub.engine.engine import EngineConfig, RunRequest, RunResult, RunState
 from hub.engine.pool import read_rss_mb
 from hub.settings import load_settings
@@ -44,13 +44,13 @@ def capped() -> Iterator[EngineHarness]:
 @pytest.fixture()
 def lying(monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker is told caps 100 times larger than the hub's: only the hub checks."""
-    spec = engine_module._ActiveRun._spec
+    spec = ActiveRun._spec
 
     def larger(self: Any) -> dict[str, Any]:
         out = spec(self)
         out["caps"] = {k: v * 100 for k, v in out["caps"].items()}
         return out
-    monkeypatch.setattr(engine_module._ActiveRun, "_spec", larger)
+    monkeypatch.setattr(ActiveRun, "_spec", larger)
 
 
 def assert_over(result: RunResult, limit: str, setting: str) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from hub.engine import engine as engine_module
 from hub.engine import protocol
+from hub.engine.active_run import ActiveRun
 from hub.engine.engine import EngineConfig, RunResult
 from hub.engine.pool import WorkerPool, WorkerProcess
 from shared.errors import TooManyRequests
@@ -62,8 +62,8 @@ def fail_once(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[in
 @pytest.mark.parametrize("owner, name", [
     (WorkerProcess, "write"),                 # the run message cannot be sent
     (protocol, "encode"),                    # ... or not even encoded
-    (engine_module._ActiveRun, "__init__"),  # the run cannot be set up
-    (engine_module._ActiveRun, "_completed"),  # its outcome cannot be read
+    (ActiveRun, "__init__"),  # the run cannot be set up
+    (ActiveRun, "_completed"),  # its outcome cannot be read
 ], ids=["send", "encode", "setup", "outcome"])
 def test_a_failure_on_the_way_keeps_no_worker(small: EngineHarness, monkeypatch: pytest.MonkeyPatch,
                                               owner: Any, name: str) -> None:
@@ -88,7 +88,7 @@ def test_a_failing_watchdog_stops_its_run(small: EngineHarness,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     async def supervise(self: Any) -> None:
         raise Injected("supervise")
-    monkeypatch.setattr(engine_module._ActiveRun, "supervise", supervise)
+    monkeypatch.setattr(ActiveRun, "supervise", supervise)
     result = small.run("await new Promise(r => setTimeout(r, 3000)); return 1")
     assert result.error is not None and "could not watch" in result.error.message
     monkeypatch.undo()
