@@ -44,11 +44,12 @@ from hub.abuse import (
 )
 from hub.settings import Settings
 from hub.store.hubdb import HubDatabase, open_hub_database
-from hub.store.limits_store import LimitsStore, SignInCounts
+from hub.store.limits_store import LimitsStore, SignInCounts, Step
 from shared.errors import InternalError, StoreUnavailable
 
-__all__ = ["SHARED_PREFIX", "Limits", "RequestLimit", "SignInGuard", "canonical_address",
-           "cluster_prefix", "counter_key", "database_limits", "node_limits", "redis_limits"]
+__all__ = ["SHARED_PREFIX", "CarriedHit", "HitOutcome", "Limits", "RequestLimit", "SignInGuard",
+           "canonical_address", "carried_hit", "cluster_prefix", "counter_key",
+           "database_limits", "node_limits", "redis_limits"]
 
 log = logging.getLogger("webhub.limits")
 SHARED_PREFIX = "webjobs"       # Redis keys: webjobs:<cluster>:...
@@ -61,6 +62,9 @@ DB_THREADS = 4                  # as many as the limits' connection pool holds
 DB_WAIT_S = 2.0                 # a database call slower than this counts as an outage
 REFUSALS_KEPT = 10_000          # refused counters remembered per limit (their waits)
 T = TypeVar("T")
+# What a hit carrying other writes found: whether it was counted (its writes made), and
+# the wait its refusal gives (0 when counted).
+HitOutcome = tuple[bool, float]
 
 
 def canonical_address(text: str) -> str:
@@ -186,6 +190,36 @@ class SharedRequestLimit:
             self._outage.failed(exc)
             self._local.hit(key)
             return
+        self._judge(counter, wait)
+
+    def carried_hit(self, key: str) -> CarriedHit | None:
+        """A hit for ``key`` whose statement may carry other writes: where this limit
+        counts public hits in PostgreSQL and the database is answering. None: ``admit``
+        as ever. A key refused and still waiting: ``TooManyRequests``."""
+        counters = self._counters
+        if not (self._remembers and isinstance(counters, DatabaseCounters)
+                and self.per_minute > 0 and self._outage.usable()):
+            return None
+        counter = counter_key(self._kind, canonical_address(key))
+        self._refuse_if_known(counter)
+        return CarriedHit(self, counters, key, counter)
+
+    async def settle(self, key: str, counter: str, writing: asyncio.Future[HitOutcome],
+                     wait_s: float) -> bool:
+        """Whether the carried hit ``writing`` was counted in the database. False: it
+        failed or did not answer within ``wait_s``, and ``key`` is counted on this node
+        alone (its statement may still land while ``writing`` is not done)."""
+        try:
+            _, wait = await asyncio.wait_for(asyncio.shield(writing), wait_s)
+        except self._counters.errors as exc:
+            self._outage.failed(exc)
+            self._local.hit(key)
+            return False
+        self._judge(counter, wait)
+        return True
+
+    def _judge(self, counter: str, wait: float) -> None:
+        """The shared store's answer: counted, or ``TooManyRequests`` for ``wait``."""
         self._outage.answered()
         if wait > 0:
             if self._remembers:
@@ -208,6 +242,35 @@ class SharedRequestLimit:
         if len(self._refused) >= REFUSALS_KEPT:
             del self._refused[next(iter(self._refused))]
         self._refused[counter] = time.monotonic() + wait
+
+
+class CarriedHit:
+    """One public hit whose statement (PostgreSQL) also makes other writes:
+    :meth:`start` sends it with them, in the limits' threads; :meth:`settle` judges it
+    as :meth:`SharedRequestLimit.admit` would. The started future is done only when the
+    statement is over, whoever gave up waiting for it."""
+
+    def __init__(self, limit: SharedRequestLimit, counters: DatabaseCounters, key: str,
+                 counter: str) -> None:
+        self._limit, self._counters, self._key, self._counter = limit, counters, key, counter
+
+    def start(self, steps: Sequence[Step]) -> asyncio.Future[HitOutcome]:
+        return self._counters.start_hit_with(self._counter, self._limit.per_minute, steps)
+
+    async def settle(self, writing: asyncio.Future[HitOutcome]) -> bool:
+        return await self._limit.settle(self._key, self._counter, writing,
+                                        self._counters.wait_s)
+
+
+def carried_hit(limit: RequestLimit, key: str) -> CarriedHit | None:
+    """:meth:`SharedRequestLimit.carried_hit` of ``limit``, or of the limit a counting
+    wrapper holds as its ``inner`` (hub.telemetry); None for any other limit."""
+    found: object = limit
+    while not isinstance(found, SharedRequestLimit):
+        found = getattr(found, "inner", None)
+        if found is None:
+            return None
+    return found.carried_hit(key)
 
 
 @dataclass(frozen=True)
@@ -306,6 +369,18 @@ class DatabaseCounters:
 
     async def hit(self, counter: str, per_minute: int) -> float:
         return await self._call(self._hit, counter, per_minute)
+
+    def _hit_with(self, counter: str, per_minute: int, steps: Sequence[Step]) -> HitOutcome:
+        outcome = self.store.hit_with(counter, RATE_BUCKET_S, 60.0, per_minute, steps)
+        self._prune_if_due(time.time())
+        return outcome
+
+    def start_hit_with(self, counter: str, per_minute: int,
+                       steps: Sequence[Step]) -> asyncio.Future[HitOutcome]:
+        """A hit and ``steps`` in one statement (PostgreSQL), sent in a thread; the
+        future is done when the statement is over (nothing cancels it)."""
+        loop = asyncio.get_running_loop()
+        return loop.run_in_executor(self._threads, self._hit_with, counter, per_minute, steps)
 
     @property
     def postgresql(self) -> bool:

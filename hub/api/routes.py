@@ -38,7 +38,7 @@ from hub.api.streaming import answer_run
 from hub.api.typed import NO_BODY, TypedBody
 from hub.auth import Caller
 from hub.services.catalog import Catalog, job_name_from_file
-from hub.services.runs import JobRunner
+from hub.services.runs import JobRunner, RunTicket
 from shared.errors import BadJobName, BadRequest, JobDoesNotParse, JobFailed, WebJobsError
 from shared.names import JOB_NAME_RE
 from shared.text import clean_text
@@ -262,12 +262,16 @@ async def run_job(name: str, request: Request) -> Response:
     hub.runner.authorise(job, caller)
     address = address_of(request)
     if caller.kind == "anonymous":  # only public jobs get this far without credentials
-        await hub.public_limiter.admit(address)
-    inbound = await read_inbound(request, hub.settings.max_body_bytes, address)
-    attached = await attached_answer(request, hub, job, inbound, caller)
-    if attached is not None:  # a tab the owner's debugger is attached to
-        return attached
-    return await answer_run(request, hub.runner, job, inbound, caller)
+        ticket = await hub.runner.admit_public(job, caller, address, request.method,
+                                               hub.public_limiter)
+    else:
+        ticket = RunTicket()
+    with ticket:  # a ticket no run took releases the row its admission wrote
+        inbound = await read_inbound(request, hub.settings.max_body_bytes, address)
+        attached = await attached_answer(request, hub, job, inbound, caller)
+        if attached is not None:  # a tab the owner's debugger is attached to
+            return attached
+        return await answer_run(request, hub.runner, job, inbound, caller, ticket=ticket)
 
 
 # Last: every literal path above, and in the routers included before this one, wins.

@@ -25,7 +25,7 @@ from hub.api.inbound import ClientGone, Inbound
 from hub.api.page_console import console_drawer
 from hub.auth import Caller
 from hub.services.run_outcome import RunResult, background
-from hub.services.runs import JobRunner, LoadedJob, new_job_id
+from hub.services.runs import JobRunner, LoadedJob, RunTicket
 from shared.ndjson import LogLine, encode_line
 
 T = TypeVar("T")
@@ -79,20 +79,23 @@ async def _abandon(task: asyncio.Future[Any], started: bool) -> None:
 
 
 async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inbound: Inbound,
-                     caller: Caller, origin: str = "http", force_stream: bool = False) -> Response:
+                     caller: Caller, origin: str = "http", force_stream: bool = False,
+                     ticket: RunTicket | None = None) -> Response:
+    """The run's answer. ``ticket``: the run's identity from its admission (a new one
+    when none); its job id is known before the run starts: a live answer's header
+    names it."""
     stream = force_stream or wants_stream(inbound.flag("raw"), inbound.flag("enableLogger"),
                                           request.headers.get("accept", ""))
-
-    job_id = new_job_id()  # known before the run starts: a live answer's header names it
+    run_ticket = ticket or RunTicket()
 
     def start(on_log: Callable[[LogLine], None] | None = None,
               on_start: Callable[[], None] | None = None) -> Awaitable[RunResult]:
         return runner.run(job, caller=caller, params=inbound.params, request=inbound.request,
                           origin=origin, pretty=not stream, on_log=on_log, on_start=on_start,
-                          job_id=job_id)
+                          ticket=run_ticket)
 
     if stream and inbound.flag("enableLogger"):
-        return await _live_answer(request, start, job_id)
+        return await _live_answer(request, start, run_ticket.job_id)
     started = asyncio.Event()
     result = await until_disconnect(request, start(on_start=started.set), started)
     if not stream:

@@ -18,6 +18,7 @@ from hub.cluster.nodes import NODE_SCHEMA, node_schema
 from hub.history.record import Caller, RunRecord
 from hub.store.dialects import Dialect
 from hub.store.hubdb import HubDatabase, Row
+from hub.store.limits_store import ADMITTED, Step
 from shared.errors import Conflict
 
 __all__ = ["RUNNING_SCHEMA", "STOP_CHANNEL", "LiveRun", "RunsStore", "running_schema"]
@@ -26,6 +27,10 @@ RUNNING_SCHEMA = "webhub_running/1"
 STOP_CHANNEL = "webhub_run_stop"  # NOTIFY payload: the job id of a run to stop
 _COLUMNS = ("job_id, node, job_name, source, started, caller, ref, job_version, method, "
             "schedule_id, schedule_name")
+# The columns' types, for values selected rather than inserted (a NULL's type is not
+# taken from its column there).
+_CASTS = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE PRECISION", "TEXT", "VARCHAR",
+          "BIGINT", "VARCHAR", "VARCHAR", "VARCHAR")
 _IN_ONE = 200  # ids per DELETE
 
 
@@ -85,7 +90,7 @@ def _live(row: Row) -> LiveRun:
                    None if row[10] is None else str(row[10]))
 
 
-def _deletes(job_ids: Sequence[str]) -> list[tuple[str, list[str]]]:
+def _deletes(job_ids: Sequence[str]) -> list[Step]:
     """DELETEs of the rows of ``job_ids``, ``_IN_ONE`` a statement."""
     ids = list(job_ids)
     parts = [ids[start:start + _IN_ONE] for start in range(0, len(ids), _IN_ONE)]
@@ -125,6 +130,16 @@ class RunsStore:
         for run in runs:
             with contextlib.suppress(Conflict):  # SQL Server: no ignoring form
                 self.db.write(sql, run._values())
+
+    def entry_steps(self, run: LiveRun, ended: Sequence[str] = ()) -> list[Step]:
+        """PostgreSQL: the writes of :meth:`enter` (``run``'s row, the ``ended`` rows
+        gone) as steps a public rate-limit hit carries: the row is written only when
+        the hit was counted (:data:`hub.store.limits_store.ADMITTED`); the ended rows
+        go either way."""
+        picked = ", ".join(f"CAST(? AS {cast})" for cast in _CASTS)
+        row = (f"INSERT INTO webhub_running ({_COLUMNS}) SELECT {picked} FROM {ADMITTED} "
+               "ON CONFLICT DO NOTHING")
+        return [*_deletes(ended), (row, run._values())]
 
     def leave(self, job_ids: Sequence[str]) -> None:
         """The rows of runs that have ended go (any number at once)."""

@@ -17,6 +17,10 @@ share; a hub on the embedded SQLite file is one node and keeps its runs to itsel
   next run's row (on PostgreSQL, in its statement) or on the next tick (at most
   ``poll_s`` later), one statement for all of them. A run given up while its row is
   being written (a client gone) has the row deleted once that statement is over.
+* On PostgreSQL a public request's rate-limit hit writes its run's row (and the ended
+  rows' deletes) in its own statement as the request is admitted
+  (:meth:`ClusterRuns.admit`); a request refused leaves no row, one whose run never
+  comes has its row deleted like an ended run's (never before that statement is over).
 * A stop asked on another node marks the row and, where the database pushes
   notifications, says so on ``webhub_run_stop``: the owner stops the run at once.
   Elsewhere (and after its listener reconnects) the owner looks for marks on each
@@ -34,19 +38,31 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from hub.cluster.nodes import JOIN_CHANNEL, SWEPT, NodeEntry, NodeRegistry
 from hub.cluster.registry import STOP_CHANNEL, LiveRun, RunsStore
 from hub.history.record import RunRecord
+from hub.store.limits_store import Step
 from shared.errors import StoreUnavailable
 
-__all__ = ["POLL_S", "ClusterRuns", "Interrupter"]
+__all__ = ["POLL_S", "CarryingHit", "ClusterRuns", "Interrupter"]
 
 log = logging.getLogger("webhub.cluster")
 POLL_S = 1.0
 # Marks a node's runs interrupted in history: (node, its runs the registry holds) -> count.
 Interrupter = Callable[[str, Sequence[RunRecord]], int]
+
+
+class CarryingHit(Protocol):
+    """A public rate-limit hit whose statement carries other writes (hub.limiting)."""
+
+    def start(self, steps: Sequence[Step]) -> asyncio.Future[tuple[bool, float]]:
+        """The statement sent: done (whether counted, the wait) once it is over."""
+
+    async def settle(self, writing: asyncio.Future[tuple[bool, float]]) -> bool:
+        """Whether the database counted it (False: counted on this node alone); refused,
+        ``TooManyRequests``."""
 
 
 class ClusterRuns:
@@ -62,6 +78,8 @@ class ClusterRuns:
         self._runs: dict[str, LiveRun] = {}  # this node's runs in flight
         self._written: set[str] = set()      # those with a row (or one being written)
         self._ended: list[str] = []          # rows to delete on the next tick
+        # rows written as their public hit was counted, whose statement is not over
+        self._landing: dict[str, asyncio.Future[tuple[bool, float]]] = {}
         self._stopping: set[str] = set()
         self.shared = False        # other nodes are alive: runs get their rows
         self._catch_up = False     # runs in flight without a row get theirs next tick
@@ -111,10 +129,48 @@ class ClusterRuns:
             self._ended[:0] = ended
         self.leave(job_id)
 
+    @property
+    def carries_rows(self) -> bool:
+        """Whether a public run's row may go in its rate-limit hit's statement now."""
+        return self.shared and self.nodes.reachable and self.store.carries
+
+    async def admit(self, run: LiveRun, hit: CarryingHit) -> bool:
+        """``hit`` counted in one statement with ``run``'s row (written only when it is
+        counted) and the ended rows' deletes. True: the row is written, or may still be
+        landing (its delete waits for that); False: the statement failed, no row (the
+        run writes it as it starts). Refused: ``TooManyRequests`` and no row."""
+        job_id = run.job_id
+        self._runs[job_id] = run
+        self._written.add(job_id)
+        ended, self._ended = self._ended, []
+        writing = hit.start(self.store.entry_steps(run, ended))
+        self._landing[job_id] = writing
+        writing.add_done_callback(functools.partial(self._landed, job_id, ended))
+        try:
+            counted = await hit.settle(writing)
+        except BaseException:  # refused or given up: the run never starts
+            self.leave(job_id)
+            raise
+        return counted or not writing.done()
+
+    def _landed(self, job_id: str, ended: Sequence[str],
+                writing: asyncio.Future[tuple[bool, float]]) -> None:
+        """A hit's statement is over. Refused, it wrote no row. Failed, it may still
+        have landed before its connection was lost: its ended rows, and its own row
+        once the run leaves, are deleted (again) later."""
+        self._landing.pop(job_id, None)
+        if writing.cancelled() or writing.exception() is not None:
+            self._ended[:0] = ended
+        elif not writing.result()[0]:
+            self._written.discard(job_id)
+
     def leave(self, job_id: str) -> None:
         self._runs.pop(job_id, None)
         self._stopping.discard(job_id)
-        if job_id in self._written:
+        landing = self._landing.get(job_id)
+        if landing is not None:  # a DELETE sent now could run before that INSERT lands
+            landing.add_done_callback(lambda _: self.leave(job_id))
+        elif job_id in self._written:
             self._written.discard(job_id)
             self._ended.append(job_id)
 

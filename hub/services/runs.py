@@ -5,7 +5,9 @@ the run in history (when a worker starts it, and when it ends), logs one line pe
 finished run (with the ``ref`` every failure carries) and keeps the hub's
 warnings about headers. On a hub database the nodes share, each run is in the
 cluster's registry while it is in flight (:mod:`hub.cluster.runs`): every node
-lists it, and a stop sent to any node reaches it.
+lists it, and a stop sent to any node reaches it. A run's identity is its
+:class:`RunTicket`, made as its request is admitted: on PostgreSQL a public request's
+rate-limit hit writes the run's row in the same statement (:meth:`JobRunner.admit_public`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, Protocol
 
 from hub.auth import Caller, check_job_access
@@ -25,6 +28,7 @@ from hub.cluster.registry import LiveRun, RunsStore
 from hub.cluster.runs import ClusterRuns
 from hub.engine.engine import BridgeHost, DebugHost, Engine, RunRequest, RunResult, new_ref
 from hub.engine.modules import installed_builds, mentioned
+from hub.limiting import RequestLimit, carried_hit
 from hub.logsetup import RunFields, run_fields
 from hub.secrets.logmask import LOG_MASK
 from hub.services.answer_rules import answer_problem
@@ -34,7 +38,7 @@ from hub.services.run_start import StartHooks
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
 from hub.telemetry.hooks import NO_TELEMETRY, RunTelemetry
-from shared.errors import JobFailed, NotFound
+from shared.errors import JobFailed, NotFound, TooManyRequests
 from shared.header import JobHeader, ResolvedLimits, parse_header, resolve_limits
 from shared.ndjson import LogLine
 
@@ -82,6 +86,38 @@ _DESCRIBED_KEPT = 512  # jobs whose description is remembered (all of them, usua
 
 def new_job_id() -> str:
     return f"job_{int(time.time() * 1000)}{os.urandom(3).hex()}"
+
+
+class RunTicket:
+    """A run's identity (``job_id``, ``ref``, when it ``started``), made as its request is
+    admitted. When admission wrote the run's row in the cluster's registry, the run takes
+    the row over (:meth:`take`); used as a context manager, a ticket no run took releases
+    its row on the way out, whatever ends the request (a body refused, a client gone,
+    a debugger's answer, an exception)."""
+
+    def __init__(self, cluster: ClusterRuns | None = None, in_registry: bool = False) -> None:
+        self.job_id, self.ref, self.started = new_job_id(), new_ref(), time.time()
+        self._cluster = cluster  # where the run is known since its admission
+        self.in_registry = in_registry
+        self._done = False
+
+    def take(self) -> bool:
+        """The run begins: whether its row is written already (never again by the run)."""
+        taken = not self._done and self.in_registry
+        self._done = True
+        return taken
+
+    def release(self) -> None:
+        if not self._done and self._cluster is not None:
+            self._cluster.leave(self.job_id)
+        self._done = True
+
+    def __enter__(self) -> RunTicket:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.release()
 
 
 def checked_answer(result: RunResult) -> RunResult:
@@ -151,16 +187,46 @@ class JobRunner:
     def authorise(self, job: LoadedJob, caller: Caller) -> None:
         check_job_access(caller, job.name, job.header.access)
 
+    async def admit_public(self, job: LoadedJob, caller: Caller, address: str, method: str,
+                           limit: RequestLimit) -> RunTicket:
+        """An anonymous request's public rate-limit hit (refused: ``TooManyRequests``,
+        before its body is read), and its run's ticket. Where the cluster's runs have
+        rows and the limit counts in PostgreSQL, the hit's statement writes the run's
+        row too (with the ended rows' deletes); elsewhere the row, if any, is written
+        as the run starts."""
+        cluster = self.cluster
+        hit = None
+        if cluster is not None and cluster.carries_rows:
+            try:
+                hit = carried_hit(limit, address)
+            except TooManyRequests:
+                self.telemetry.refused("public")
+                raise
+        if cluster is None or hit is None:
+            await limit.admit(address)
+            return RunTicket()
+        ticket = RunTicket(cluster)
+        live = LiveRun(ticket.job_id, cluster.node, job.name, "http", ticket.started,
+                       record_caller(caller), ticket.ref, job.version, method)
+        try:
+            ticket.in_registry = await cluster.admit(live, hit)
+        except TooManyRequests:
+            self.telemetry.refused("public")
+            raise
+        return ticket
+
     async def run(self, job: LoadedJob, *, caller: Caller, params: Any, request: dict[str, Any],
                   origin: str = "http", pretty: bool = False,
                   on_log: Callable[[LogLine], None] | None = None,
                   on_start: Callable[[], None] | None = None,
                   job_id: str | None = None, schedule: tuple[str, str] | None = None,
-                  debugger: DebugHost | None = None,
-                  bridge: BridgeHost | None = None) -> RunResult:
+                  debugger: DebugHost | None = None, bridge: BridgeHost | None = None,
+                  ticket: RunTicket | None = None) -> RunResult:
+        """``ticket``: the run's identity from its admission (``job_id`` when none)."""
         names = job.header.secrets
         values = await self._secret_values(names)
-        job_id, ref = job_id or new_job_id(), new_ref()
+        ticket = ticket or RunTicket()
+        job_id, ref = job_id or ticket.job_id, ticket.ref
         fields = RunFields(job_id, job.name, ref, _caller_label(caller))
         console = ServerConsole(self.settings.job_log_lines, fields)
         starting = StartHooks(on_start)
@@ -176,8 +242,9 @@ class JobRunner:
             debugger=debugger, bridge=bridge, secret_names=names, secrets=values,
             isolation=job.header.isolation)
         cluster = self.cluster
-        if cluster is not None:
-            await cluster.enter(_live_run(req, job, caller, schedule, cluster.node))
+        if cluster is not None and not ticket.take():
+            await cluster.enter(_live_run(req, job, caller, schedule, cluster.node,
+                                          ticket.started))
         try:
             with (LOG_MASK.hold(values.values()), run_fields(fields),  # until the last line
                   self.telemetry.watch(req, caller.kind) as watch):
@@ -289,7 +356,7 @@ def _cluster_runs(nodes: NodeRegistry | None, engine: Engine,
 
 
 def _live_run(req: RunRequest, job: LoadedJob, caller: Caller,
-              schedule: tuple[str, str] | None, node: str) -> LiveRun:
-    return LiveRun(req.job_id, node, job.name, req.origin, time.time(), record_caller(caller),
+              schedule: tuple[str, str] | None, node: str, started: float) -> LiveRun:
+    return LiveRun(req.job_id, node, job.name, req.origin, started, record_caller(caller),
                    req.ref, job.version, str(req.request.get("method") or ""),
                    schedule[0] if schedule else None, schedule[1] if schedule else None)

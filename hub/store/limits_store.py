@@ -20,7 +20,9 @@ arrays (at most one per second of the window, whatever the limit). A hit is one
 serializes the nodes' hits on one counter, and each update is computed from the row
 as the previous one left it, so the count is as exact as a lock would make it, in one
 statement and no transaction round trips. Those windows are timed by the database
-server's clock, so nodes whose clocks differ still count one window.
+server's clock, so nodes whose clocks differ still count one window. A hit may carry
+other writes in its statement (:meth:`LimitsStore.hit_with`): a public run's row in the
+cluster's registry, written only when the hit was counted.
 
 Counter names are fixed-length digests (:func:`hub.limiting.counter_key`), never
 raw addresses or user names.
@@ -36,8 +38,9 @@ from decimal import Decimal
 from hub.store.dialects import Dialect
 from hub.store.hubdb import HubDatabase, Row, Tx
 
-__all__ = ["DATABASE_CLOCK", "HIT_TABLE", "LOCK_TABLE", "WINDOW_TABLE", "LimitsStore",
-           "SignInCounts", "limit_tables", "pg_window_hit", "window_tables"]
+__all__ = ["ADMITTED", "DATABASE_CLOCK", "HIT_TABLE", "LOCK_TABLE", "WINDOW_TABLE", "LimitsStore",
+           "SignInCounts", "Step", "limit_tables", "pg_window_hit", "pg_window_hit_with",
+           "window_tables"]
 
 HIT_TABLE = "IQXNetWebJobLimitHit"
 LOCK_TABLE = "IQXNetWebJobLimitLock"
@@ -136,6 +139,22 @@ def pg_window_hit(clock: str) -> str:
         f"RETURNING CASE WHEN Admitted THEN 1 ELSE 0 END, Buckets[1], {clock}")
 
 
+# A write carried by a hit: its SQL (one data-modifying statement, PostgreSQL) and
+# parameters. It may read ADMITTED: one row when the hit was counted, none when not.
+Step = tuple[str, Sequence[object]]
+ADMITTED = "admitted"
+
+
+def pg_window_hit_with(clock: str, steps: Sequence[str]) -> str:
+    """:func:`pg_window_hit` and ``steps`` in one statement (each a data-modifying
+    common table expression: all of them land with the hit, or none). Returns what
+    the hit alone returns. Parameters: the hit's, then each step's in order."""
+    carried = "".join(f", step{i} AS ({sql})" for i, sql in enumerate(steps))
+    return (f"WITH hit (counted, oldest, clock) AS ({pg_window_hit(clock)}), "
+            f"{ADMITTED} AS (SELECT 1 AS one FROM hit WHERE counted = 1){carried} "
+            "SELECT counted, oldest, clock FROM hit")
+
+
 def _int(value: object) -> int:
     return int(value) if isinstance(value, (int, float, Decimal)) else 0
 
@@ -192,6 +211,20 @@ class LimitsStore:
         moment = [width, width, window + width]
         rows = self.db.write_returning(self._window_hit, [counter, *moment, limit, *moment])
         return self._window_wait(rows, width, window)
+
+    def hit_with(self, counter: str, width: int, window: float, limit: int,
+                 steps: Sequence[Step]) -> tuple[bool, float]:
+        """PostgreSQL: :meth:`hit` and ``steps`` in one statement (see
+        :func:`pg_window_hit_with`): whether the hit was counted (and the steps reading
+        ``ADMITTED`` made their writes), and :meth:`hit`'s answer. Never resent."""
+        if self._ready().name != "postgresql":
+            raise ValueError("a hit carries other writes on PostgreSQL only")
+        moment = [width, width, window + width]
+        sql = pg_window_hit_with(self.clock_sql, [step for step, _ in steps])
+        rows = self.db.write_returning(sql, [counter, *moment, limit, *moment,
+                                             *(value for _, values in steps for value in values)])
+        counted = bool(rows) and bool(_int(rows[0][0]))
+        return counted, self._window_wait(rows, width, window)
 
     @staticmethod
     def _window_wait(rows: Sequence[Row], width: int, window: float) -> float:

@@ -162,6 +162,7 @@ async def test_a_failed_write_given_up_keeps_the_ended_rows_to_delete() -> None:
     runs.nodes = type("Nodes", (), {"reachable": True})()  # type: ignore[assignment]
     runs.shared, runs._warned = True, False
     runs._runs, runs._written, runs._ended, runs._stopping = {}, set(), ["old"], set()
+    runs._landing = {}
     entering = asyncio.ensure_future(runs.enter(live("gone")))
     await asyncio.sleep(0.05)
     entering.cancel()
