@@ -47,6 +47,7 @@ from console_app.editor.hub_calls import (
     missing_secret_problems,
     save_job,
 )
+from console_app.editor.hub_versions import open_versions, version_fetcher
 from console_app.editor.live_check import CodeProblem, LiveChecker
 from console_app.editor.problems import ProblemsList
 from console_app.editor.run_pane import RunPane
@@ -56,11 +57,13 @@ from console_app.tasks import Latest
 from console_app.widgets import fit_on_screen
 from shared.errors import JobChanged, JobDoesNotParse
 
-__all__ = ["DEBUG_BREAKPOINTS_KEY", "DEBUG_CODE_KEY", "EditorWindow", "open_versions"]
+# open_versions and version_fetcher live in console_app.editor.hub_versions; named here
+# too for the windows that import them from this module.
+__all__ = ["DEBUG_BREAKPOINTS_KEY", "DEBUG_CODE_KEY", "EditorWindow", "open_versions",
+           "version_fetcher"]
 
 log = logging.getLogger(__name__)
 
-Notify = Callable[[str, bool], None]
 RUN_KEYS = ("Ctrl+Return", "Ctrl+Enter", "F5")  # F5 runs, in every window that runs
 MASKED_NOTE = ("History keeps secret-looking values only masked (\"***\"): type the real "
                "ones before running")
@@ -69,37 +72,6 @@ MASKED_NOTE = ("History keeps secret-looking values only masked (\"***\"): type 
 def hub_context(conn: HubConnection) -> HubContext:
     """The approved modules and limit maxima ``/available`` carries (blocking)."""
     return context_from_available(api.available_shape(conn))
-
-
-def open_versions(session: HubSession, name: str, current_text: str, parent: QWidget | None,
-                  on_restored: Callable[[], None], notify: Notify) -> VersionsDialog:
-    """The editor package's VersionsDialog for ``name``, fed from the hub off the GUI
-    thread; Restore saves that version again, then ``on_restored()``."""
-    conn, tasks = session.conn, session.tasks
-    dialog = VersionsDialog([], version_fetcher(session, name), current_text, job_name=name,
-                            parent=parent)
-    fit_on_screen(dialog, QSize(900, 600), parent)
-
-    def restored(number: int) -> None:
-        notify(f"Restored version {number} of {name}", False)
-        on_restored()
-
-    dialog.sig_restore_requested.connect(lambda n: tasks.run(
-        lambda: api.restore(conn, name, n), lambda _job: restored(n),
-        lambda exc: notify(f"Could not restore version {n}: {describe_error(exc)}", True)))
-    tasks.run(lambda: api.versions(conn, name), dialog.set_versions,
-              lambda exc: notify(f"Could not list versions: {describe_error(exc)}", True))
-    dialog.show()
-    return dialog
-
-
-def version_fetcher(session: HubSession, name: str
-                    ) -> Callable[[int, Callable[[str | Exception], None]], None]:
-    conn, tasks = session.conn, session.tasks
-
-    def fetch(n: int, done: Callable[[str | Exception], None]) -> None:
-        tasks.run(lambda: api.version_code(conn, name, n), done, done)
-    return fetch
 
 
 def _ask_unsaved(parent: QWidget, name: str) -> str:
