@@ -51,7 +51,7 @@ REQUIRED_GLOBS = ("_internal/pyside6_scintilla/_pyside6_scintilla*.so",
                   "_internal/lexilla/_lexilla*.so")
 # Top-level packages that must never be bundled: the console reaches a hub over HTTP.
 FORBIDDEN_PACKAGES = frozenset({"hub", "fastapi", "starlette", "uvicorn", "py_mini_racer",
-                                "pyodbc", "console_app.screenshots"})
+                                "pyodbc", "console_app.screenshots", "console_app.screenshot_demo"})
 
 
 class BundleCheckFailed(Exception):
