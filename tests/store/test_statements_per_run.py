@@ -5,9 +5,10 @@ times: each store call is synchronous, so its statements have passed the proxy w
 it returns.
 
 On a run's path: the public rate limit counted in the database (no Redis) is one
-statement, admitted or refused, a new counter or a known one; the run's row in the
-cluster's registry (while other nodes are alive) one more: at most 2. History is
-written off the path: a batch of new runs, with their rollups, is one statement."""
+statement, admitted or refused, a new counter or a known one; while other nodes are
+alive that statement also writes the run's row in the cluster's registry (only when
+the hit is counted) and deletes the ended runs' rows: one in all. History is written
+off the path: a batch of new runs, with their rollups, is one statement."""
 
 from __future__ import annotations
 
@@ -82,6 +83,30 @@ def test_a_runs_registry_row_is_one_statement(
     run = LiveRun("run-1", "node-a", "public_ping", "http", time.time(),
                   Caller("anonymous", None, None, None), "ref-1")
     assert total(statements(proxy, lambda: store.enter([run]))) == 1
+
+
+def test_a_public_hit_carrying_its_runs_row_is_one_statement(
+        counted: tuple[HubDatabase, CountingProxy]) -> None:
+    db, proxy = counted
+    now = time.time()
+    store, runs = SetClock(db, now).store(), RunsStore(db)
+    store.hit("public:warm", now, 60.0, 1, 2)  # the store's one-time schema check
+    runs.enter([live("ended")])
+    outcomes = []
+    for job_id, ended in (("run-1", ["ended"]), ("run-2", []), ("run-3", ["run-1"])):
+        def hit(job_id: str = job_id, ended: list[str] = ended) -> None:
+            outcomes.append(store.hit_with("public:a", 1, 60.0, 2,
+                                           runs.entry_steps(live(job_id), ended)))
+
+        assert total(statements(proxy, hit)) == 1
+    assert [counted for counted, _ in outcomes] == [True, True, False]
+    assert outcomes[2][1] > 0  # refused: its wait, no row; the ended row went anyway
+    assert [str(r[0]) for r in db.read("SELECT job_id FROM webhub_running")] == ["run-2"]
+
+
+def live(job_id: str) -> LiveRun:
+    return LiveRun(job_id, "node-a", "public_ping", "http", time.time(),
+                   Caller("anonymous", None, None, None), f"ref-{job_id}")
 
 
 def finished(job_id: str) -> RunRecord:
