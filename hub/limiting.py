@@ -154,7 +154,8 @@ class SharedRequestLimit:
 
     Counted in a PostgreSQL hub database, a key refused there is refused on this node
     without a statement until the wait it was given is over (only hits free a place,
-    and none leaves the window before)."""
+    and none leaves the window before), and a public hit may carry other writes in its
+    statement (:meth:`carried_hit`: a run's row in the cluster's registry)."""
 
     def __init__(self, counters: Counters, outage: Outage, per_minute: int, kind: str) -> None:
         self.per_minute = per_minute
