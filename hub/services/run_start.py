@@ -21,5 +21,12 @@ class StartHooks:
         self._hooks.insert(0, hook)
 
     def __call__(self) -> None:
-        for hook in self._hooks:
+        hooks, self._hooks = self._hooks, []  # once; and what they hold is let go
+        for hook in hooks:
             hook()
+
+    def close(self) -> None:
+        """The run is over: hooks never called go. They hold the run's record and
+        watchers, which hold the request, which holds this: kept, the cycle would keep
+        the run's whole answer until the collector's rare full pass."""
+        self._hooks = []

@@ -258,6 +258,7 @@ class JobRunner:
                 console.ended(result.logs)
                 self._log_result(job.name, result, origin, req.ref)
         finally:
+            starting.close()
             if cluster is not None:
                 cluster.leave(req.job_id)
         return result

@@ -24,10 +24,10 @@ def conn(hub: HubProcess) -> Iterator[HubConnection]:
 
 
 def test_save_with_the_opened_version(conn: HubConnection) -> None:
-    first = jobs.save(conn, "i17k_job", "return 1", base_version=0)["currentVersion"]
+    first = jobs.save(conn, "i17k_job", "return 1", base_version=0).currentVersion
     code, opened = jobs.code_and_version(conn, "i17k_job")
     assert (code, opened) == ("return 1", first)
-    second = jobs.save(conn, "i17k_job", "return 2", base_version=opened)["currentVersion"]
+    second = jobs.save(conn, "i17k_job", "return 2", base_version=opened).currentVersion
     with pytest.raises(JobChanged) as refused:
         jobs.save(conn, "i17k_job", "return 'stale'", base_version=opened)
     assert refused.value.current_version == second
@@ -50,7 +50,7 @@ def test_deleted_jobs_and_restore(conn: HubConnection) -> None:
     [gone] = [d for d in jobs.deleted_jobs(conn) if d.name == "i17k_gone"]
     assert gone.last_version >= 1 and gone.deleted_at is not None and gone.deleted_by
     restored = jobs.restore_deleted(conn, "i17k_gone")
-    assert restored["name"] == "i17k_gone"
+    assert restored.name == "i17k_gone"
     assert jobs.code(conn, "i17k_gone") == "return 'kept'"
     assert all(d.name != "i17k_gone" for d in jobs.deleted_jobs(conn))
     with pytest.raises(Conflict):
