@@ -24,11 +24,11 @@ def test_hooks_run_once_in_order_and_are_let_go() -> None:
 
 
 def test_what_a_hook_holds_is_freed_without_the_collector() -> None:
-    held = Held()
-    alive = weakref.ref(held)
+    holder = [Held()]
+    alive = weakref.ref(holder[0])
     hooks = StartHooks(None)
-    hooks.first(lambda: None if held else None)
-    del held
+    hooks.first(holder.pop)  # the hook holds the list, the list the Held
+    del holder
     gc.disable()
     try:
         hooks.close()
