@@ -27,7 +27,7 @@ def test_what_a_hook_holds_is_freed_without_the_collector() -> None:
     holder = [Held()]
     alive = weakref.ref(holder[0])
     hooks = StartHooks(None)
-    hooks.first(holder.pop)  # the hook holds the list, the list the Held
+    hooks.first(holder.clear)  # the hook holds the list, the list the Held
     del holder
     gc.disable()
     try:
