@@ -12,10 +12,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from hub.logsetup import RunFields, hub_handler, one_write
+from hub.logsetup import RunFields, one_write
 from hub.secrets.logmask import LOG_MASK
 from hub.services.job_console import JOB_LOG, ServerConsole
 from shared.ndjson import LogLine
+from tests.hub.test_server_log_lines import captured
 
 FIELDS = RunFields("job_9", "batch", "r9", "user:bo")
 LEVELS = ["log", "warn", "error", "info", "debug", "odd"]
@@ -35,17 +36,9 @@ class CountingStream(io.StringIO):
 @pytest.fixture(params=["text", "json"])
 def stream(request: pytest.FixtureRequest) -> Iterator[CountingStream]:
     out = CountingStream()
-    handler = out.handler = hub_handler(request.param, "node-b", out)
-    saved = JOB_LOG.level, JOB_LOG.propagate
-    JOB_LOG.addHandler(handler)
-    JOB_LOG.setLevel(logging.DEBUG)
-    JOB_LOG.propagate = False
-    try:
+    with captured(request.param, stream=out):
+        out.handler = JOB_LOG.handlers[-1]  # the one captured() added
         yield out
-    finally:
-        JOB_LOG.removeHandler(handler)
-        JOB_LOG.setLevel(saved[0])
-        JOB_LOG.propagate = saved[1]
 
 
 def _without_time(text: str) -> list[str]:

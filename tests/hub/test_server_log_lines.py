@@ -32,9 +32,11 @@ LEVELS = st.sampled_from(["log", "info", "warn", "error", "debug", "odd"])
 
 
 @contextlib.contextmanager
-def captured(log_format: str, logger: logging.Logger = JOB_LOG) -> Iterator[io.StringIO]:
-    """What ``logger`` writes through the hub's handler, for the block."""
-    stream = io.StringIO()
+def captured(log_format: str, logger: logging.Logger = JOB_LOG,
+             stream: io.StringIO | None = None) -> Iterator[io.StringIO]:
+    """What ``logger`` writes through the hub's handler (into ``stream``, or a new one),
+    for the block."""
+    stream = io.StringIO() if stream is None else stream
     handler = hub_handler(log_format, "node-a", stream)
     saved = logger.level, logger.propagate
     logger.addHandler(handler)
