@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,7 +20,7 @@ import pytest
 
 from hub.auth import Caller
 from hub.cluster.runs import ClusterRuns
-from hub.limiting import carried_hit, database_limits
+from hub.limiting import Limits, carried_hit, database_limits
 from hub.services.runs import JobRunner
 from hub.telemetry.hooks import RunTelemetry
 from shared.errors import TooManyRequests
@@ -45,6 +45,26 @@ def settled(runs: ClusterRuns, job_id: str) -> bool:
     """``job_id`` is nowhere in ``runs``' books: no run, no row, nothing to delete."""
     return not (job_id in runs._runs or job_id in runs._written or job_id in runs._ended
                 or job_id in runs._landing)
+
+
+@contextlib.asynccontextmanager
+async def warmed_pair(counted: Counted) -> AsyncIterator[tuple[ClusterRuns, Limits, str]]:
+    """node-a's runs, ticking every 0.1 s beside node-b, and a limit of 10 public requests
+    in 5 s counted in the database, warmed by one admitted run (the schema checks, the
+    first prune); closed after the block. Also the database's URL."""
+    db, _, url = counted
+    runs = two_nodes(db)
+    runs.poll_s = 0.1
+    limits = database_limits(db, 10, 5)
+    await runs.start()
+    try:
+        warm = carried_hit(limits.public, "10.0.0.9")
+        assert warm is not None and await runs.admit(live("warm"), warm)
+        runs.leave("warm")
+        yield runs, limits, url
+    finally:
+        await runs.close()
+        await limits.close()
 
 
 @in_loop
@@ -82,15 +102,8 @@ async def test_admission_is_one_statement_with_the_row(counted: Counted) -> None
 @in_loop
 async def test_a_request_given_up_during_its_statement_leaves_no_row(
         counted: Counted) -> None:
-    db, _, url = counted
-    runs = two_nodes(db)
-    runs.poll_s = 0.1
-    limits = database_limits(db, 10, 5)
-    await runs.start()
-    try:
-        warm = carried_hit(limits.public, "10.0.0.9")
-        assert warm is not None and await runs.admit(live("warm"), warm)
-        runs.leave("warm")
+    db = counted[0]
+    async with warmed_pair(counted) as (runs, limits, url):
         with psycopg.connect(url) as holder:  # its lock holds the row's INSERT back
             holder.execute("LOCK TABLE webhub_running IN EXCLUSIVE MODE")
             hit = carried_hit(limits.public, "10.0.0.1")
@@ -103,24 +116,14 @@ async def test_a_request_given_up_during_its_statement_leaves_no_row(
             await asyncio.sleep(0.3)  # ticks meanwhile: none may delete before the INSERT
             assert "gone" in runs._landing and "gone" not in runs._ended
         await eventually(lambda: not running(db) and settled(runs, "gone"))
-    finally:
-        await runs.close()
-        await limits.close()
 
 
 @pytest.mark.expected_warning  # the database's outage, as the limit saw it
 @in_loop
 async def test_a_statement_outlasting_its_wait_has_its_row_deleted_once_over(
         counted: Counted) -> None:
-    db, _, url = counted
-    runs = two_nodes(db)
-    runs.poll_s = 0.1
-    limits = database_limits(db, 10, 5)
-    await runs.start()
-    try:
-        warm = carried_hit(limits.public, "10.0.0.9")
-        assert warm is not None and await runs.admit(live("warm"), warm)
-        runs.leave("warm")
+    db = counted[0]
+    async with warmed_pair(counted) as (runs, limits, url):
         assert limits.counters is not None
         limits.counters.wait_s = 0.2  # type: ignore[attr-defined]
         with psycopg.connect(url) as holder:
@@ -134,9 +137,6 @@ async def test_a_statement_outlasting_its_wait_has_its_row_deleted_once_over(
             await asyncio.sleep(0.3)
             assert "slow" in runs._landing and "slow" not in runs._ended
         await eventually(lambda: not running(db) and settled(runs, "slow"))
-    finally:
-        await runs.close()
-        await limits.close()
 
 
 class Refusals(RunTelemetry):
