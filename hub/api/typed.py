@@ -8,22 +8,24 @@ refuse a bad path before reading. FastAPI therefore never sees the body paramete
 :meth:`TypedBody.doc` goes in the route's ``openapi_extra`` and
 :func:`install_wire_schemas` adds the dataclasses' schemas to the spec.
 
-Validation is pydantic's strict JSON mode: ``"1"`` is not a number and ``true`` is not
-``1``, as on the wire; unknown keys are skipped. A failure is ``HUB-001`` naming the
-field."""
+A body is read with ``shared.wire.decode``, the console's own reader of the same shapes:
+one definition of what the wire takes, JSON's rules (``"1"`` is not a number, ``true``
+is not ``1``); unknown keys are skipped. A failure is ``HUB-001`` naming the field.
+pydantic only writes the shapes' schemas for the spec."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from fastapi import FastAPI
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 from starlette.requests import Request
 
 from hub.api.inbound import read_json_object
 from shared.errors import BadRequest
+from shared.wire import ShapeError, decode
 
 __all__ = ["NO_BODY", "TypedBody", "install_wire_schemas", "wire_problem"]
 
@@ -41,10 +43,8 @@ class TypedBody(Generic[T]):
     limit: int
     exact: tuple[str, ...] = ()
     required: bool = True  # False: an empty body reads as {}
-    _adapter: TypeAdapter[T] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_adapter", TypeAdapter(self.model))
         known = _BODIES.setdefault(self.model.__name__, self.model)
         if known is not self.model:
             raise TypeError(f"two wire bodies are named {self.model.__name__}")
@@ -64,32 +64,29 @@ class TypedBody(Generic[T]):
     def check(self, data: dict[str, Any]) -> T:
         """``data`` (an already-read JSON object) as the body's dataclass."""
         try:
-            # json, not orjson: a body may hold a whole number past 64 bits.
-            return self._adapter.validate_json(json.dumps(data), strict=True)
-        except ValidationError as err:
+            return decode(self.model, data)
+        except ShapeError as err:
             raise BadRequest(wire_problem(err)) from None
 
 
-_MUST_BE = {
-    "missing": "must be given", "string_type": "must be a string",
-    "int_type": "must be a whole number", "int_from_float": "must be a whole number",
-    "float_type": "must be a number", "bool_type": "must be true or false",
-    "dict_type": "must be a JSON object", "dataclass_type": "must be a JSON object",
-    "model_type": "must be a JSON object", "list_type": "must be an array",
-    "tuple_type": "must be an array", "none_required": "must be null",
-}
+# decode's words for what it expected, as a sentence about a field ends.
+_MUST_BE = {"a boolean": "must be true or false", "an object": "must be a JSON object"}
+_EXPECTED = re.compile(r"expected (.*?), got ")
 
 
-_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict", "tuple"})
-
-
-def wire_problem(err: ValidationError) -> str:
-    """The first problem, as an owner reads it: ``'cron' must be a string``."""
-    first = err.errors(include_url=False)[0]
-    # A union's member shows in the path as its type ('params.dict[str,any]'): not a field.
-    where = ".".join(str(part) for part in first["loc"]
-                     if isinstance(part, int) or ("[" not in part and part not in _TYPE_TAGS))
-    said = _MUST_BE.get(first["type"]) or f"is not valid: {first['msg']}"
+def wire_problem(err: ShapeError) -> str:
+    """The problem as an owner reads it: ``'cron' must be a string``, ``'items.0.n' must
+    be a whole number``; of a field that may be null, what else it may be."""
+    where = re.sub(r"\[(\d+)\]", r".\1", err.path).removeprefix("$").removeprefix(".")
+    wanted = _EXPECTED.match(err.problem)
+    if err.problem == "missing":
+        said = "must be given"
+    elif wanted is None:
+        said = f"is not valid: {err.problem}"
+    elif wanted[1].startswith("one of "):
+        said = f"is not valid: it must be {wanted[1]}"
+    else:
+        said = _MUST_BE.get(wanted[1], f"must be {wanted[1]}")
     return f"'{where}' {said}" if where else f"The body {said}"
 
 

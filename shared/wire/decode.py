@@ -96,15 +96,24 @@ def _read_scalar(hint: Any, value: Any, path: str) -> Any:
         return _expect(type(value) is int, value, path, "a whole number")
     if hint is float:
         _expect(type(value) in (int, float), value, path, "a number")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # a whole number past a double's range
+            raise ShapeError(path, "expected a number a double can hold, got a number") from None
     if hint is str:
         return _expect(isinstance(value, str), value, path, "a string")
     raise TypeError(f"{path}: the wire has no type {hint!r}")  # a mistake in a shape
 
 
 def _read_union(hint: Any, value: Any, path: str, strict: bool) -> Any:
+    options = get_args(hint)
+    if value is None and type(None) in options:
+        return None
+    given = [option for option in options if option is not type(None)]
+    if len(given) == 1:  # X | None with a value: X's own problem, with its own path
+        return _read(given[0], value, path, strict)
     problems = []
-    for option in get_args(hint):
+    for option in options:
         try:
             return _read(option, value, path, strict)
         except ShapeError as err:

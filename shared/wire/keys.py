@@ -27,17 +27,11 @@ class ApiKeyInfo:
 
 
 @dataclass(frozen=True)
-class IssuedKey:
-    """A new key: its secret (shown once) beside what the listing shows."""
+class IssuedKey(ApiKeyInfo):
+    """A new key: what the listing shows, and its secret (shown once)."""
 
     success: bool
     key: str
-    id: int
-    job_name: str
-    label: str
-    created: float
-    last_used: float | None
-    revoked: bool
 
 
 @dataclass(frozen=True)

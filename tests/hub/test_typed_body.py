@@ -46,6 +46,7 @@ BODY = TypedBody(ProbeBody, 10_000)
     ({"name": "x", "items": {}}, "'items' must be an array"),
     ({"name": "x", "items": [{"n": "1"}]}, "'items.0.n' must be a whole number"),
     ({"name": "x", "mode": "c"}, "'mode' is not valid"),
+    ({"name": "x", "ratio": 10**400}, "'ratio' must be a number a double can hold"),
 ])
 def test_a_wrong_body_names_its_field(data: dict[str, Any], says: str) -> None:
     with pytest.raises(BadRequest) as caught:

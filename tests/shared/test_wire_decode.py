@@ -39,12 +39,13 @@ class Outer:
     flag: bool = False
     note: str | None = None
     nothing: None = None
+    either: int | str = 0
 
 
 GOOD: dict[str, Any] = {
     "name": "x", "inner": {"n": 1, "ratio": 2}, "items": [{"n": 2, "ratio": 0.5}],
     "tags": ["a"], "extra": {"k": 3}, "colour": "red", "mode": 1, "anything": [None],
-    "flag": True, "note": None, "nothing": None,
+    "flag": True, "note": None, "nothing": None, "either": "s",
 }
 
 
@@ -70,6 +71,7 @@ def test_defaults_fill_what_is_absent_and_unknown_keys_are_skipped_unless_strict
     ({"inner": {"n": 1.0, "ratio": 1}}, "$.inner.n", "whole number"),
     ({"inner": {"n": 1, "ratio": "1"}}, "$.inner.ratio", "expected a number, got a string"),
     ({"inner": {"ratio": 1}}, "$.inner.n", "missing"),
+    ({"inner": {"n": 1, "ratio": 10**400}}, "$.inner.ratio", "a double can hold"),
     ({"inner": []}, "$.inner", "expected an object, got an array"),
     ({"items": {}}, "$.items", "expected an array, got an object"),
     ({"items": [{"n": 1, "ratio": None}]}, "$.items[0].ratio", "got null"),
@@ -78,7 +80,8 @@ def test_defaults_fill_what_is_absent_and_unknown_keys_are_skipped_unless_strict
     ({"mode": True}, "$.mode", "one of ['a', 1]"),
     ({"mode": "b"}, "$.mode", "one of"),
     ({"flag": 1}, "$.flag", "expected a boolean"),
-    ({"note": 5}, "$.note", "expected a string, got a number or expected null"),
+    ({"note": 5}, "$.note", "expected a string, got a number"),
+    ({"either": 1.5}, "$.either", "expected a whole number, got a number or expected a string"),
     ({"nothing": 0}, "$.nothing", "expected null"),
     ({"tags": [object()]}, "$.tags[0]", "got object"),
 ])
