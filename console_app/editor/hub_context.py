@@ -3,8 +3,8 @@
 
 ``GET /api/webjobs/available`` sends both next to the jobs (``modules``, ``maxima``,
 decoded into ``shared.wire.jobs.JobList``); this reads them from that shape. Plain
-data, no Qt. A maximum that is no usable limit (zero or less) gives ``None`` for the
-maxima, and the editor goes on without them."""
+data, no Qt. A hub too old to send them gives ``None`` for each, and a maximum that is
+no usable limit (zero or less) ``None`` for the maxima; the editor goes on without."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ class HubContext:
     maxima: Limits | None
 
 
-def _maxima(value: JobLimits) -> Limits | None:
+def _maxima(value: JobLimits | None) -> Limits | None:
+    if value is None:
+        return None
     numbers = (value.runtimeMs, value.memoryMb, value.cpuMs)
     if any(number <= 0 for number in numbers):
         return None
@@ -31,6 +33,6 @@ def _maxima(value: JobLimits) -> Limits | None:
 
 
 def context_from_available(data: JobList) -> HubContext:
-    """The modules and maxima of a ``/available`` answer."""
-    modules = [m.strip() for m in data.modules if m.strip()]
+    """The modules and maxima of a ``/available`` answer (``None`` where not sent)."""
+    modules = None if data.modules is None else [m.strip() for m in data.modules if m.strip()]
     return HubContext(modules, _maxima(data.maxima))

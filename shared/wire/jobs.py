@@ -57,12 +57,13 @@ class AvailableJob(JobSummary):
 @dataclass(frozen=True)
 class JobList:
     """``GET /available``: the jobs, where they are kept, and what the editor checks
-    and completes against (the approved ``require()`` modules and the limit maxima)."""
+    and completes against (the approved ``require()`` modules and the limit maxima).
+    An older hub sends neither: absent, they are null and the editor goes without."""
 
     jobs: tuple[AvailableJob, ...]
     store: str
-    modules: tuple[str, ...]
-    maxima: JobLimits
+    modules: tuple[str, ...] | None = None
+    maxima: JobLimits | None = None
 
 
 @dataclass(frozen=True)

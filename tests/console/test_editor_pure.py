@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 
+from console_app.client.connection import HubConnection
+from console_app.client.jobs import available_shape
 from console_app.editor.catalog import GLOBALS, MEMBERS, SIGNATURES
 from console_app.editor.completion import call_tip, complete
 from console_app.editor.diffing import unified_diff
@@ -188,8 +191,17 @@ def test_a_maximum_that_is_no_limit_leaves_the_maxima_out(maxima: object) -> Non
     assert context_from_available(_available(maxima=maxima)).maxima is None
 
 
+def test_an_older_hub_without_modules_or_maxima_leaves_both_out() -> None:
+    # Read as the console reads it (HubConnection.typed, the loose decode), not strictly.
+    older = {"jobs": [], "store": "files"}
+    conn = HubConnection("http://hub.test")
+    conn._http = httpx.Client(base_url=conn.url, transport=httpx.MockTransport(
+        lambda _request: httpx.Response(200, json=older)))
+    with conn:
+        assert context_from_available(available_shape(conn)) == HubContext(None, None)
+
+
 @pytest.mark.parametrize("data", [
-    {"jobs": [], "store": "files"},                                   # an older hub
     {"jobs": [], "store": "files", "modules": "date-fns", "maxima": [1, 2, 3]},
     {"jobs": [], "store": "files", "modules": ["date-fns", 3],
      "maxima": {"runtimeMs": 1, "memoryMb": 2, "cpuMs": 3}},
