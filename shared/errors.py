@@ -23,6 +23,7 @@ Hierarchy::
     │   ├── Forbidden          SYS-403 signed in, but not allowed
     │   ├── NotFound           SYS-404 no such job (or run, or route)
     │   ├── BodyTooLarge       SYS-413 request body over WEBJOB_MAX_BODY_MB
+    │   ├── BodyStalled        SYS-408 the request body stopped arriving
     │   └── TooManyRequests    SYS-429 queue full or rate limited (``retry_after``)
     └── InternalError          SYS-500 a fault in the hub itself; never carries a traceback
         └── StoreUnavailable   SYS-503 a database the hub keeps its data in cannot be reached
@@ -35,6 +36,7 @@ from typing import Any, ClassVar
 __all__ = [
     "BadJobName",
     "BadRequest",
+    "BodyStalled",
     "BodyTooLarge",
     "Conflict",
     "Forbidden",
@@ -196,6 +198,13 @@ class BodyTooLarge(RequestError):
     code = "SYS-413"
     meaning = "The request body is over `WEBJOB_MAX_BODY_MB`."
     http_status = 413
+
+
+class BodyStalled(RequestError):
+    code = "SYS-408"
+    meaning = ("The request body stopped arriving: no byte of it came for 30 s (a body shorter "
+               "than its `Content-Length`, a client gone quiet).")
+    http_status = 408
 
 
 class TooManyRequests(RequestError):

@@ -3,8 +3,10 @@ engine flags (``enableLogger``, ``raw``, ``_console``, ``_debug``) taken out of 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -12,7 +14,7 @@ from urllib.parse import parse_qsl
 from starlette.requests import ClientDisconnect, Request
 
 from hub.auth import WITHHELD_HEADERS
-from shared.errors import BadRequest, BodyTooLarge
+from shared.errors import BadRequest, BodyStalled, BodyTooLarge
 from shared.text import (
     MAX_JSON_DEPTH,
     clean_json,
@@ -23,6 +25,7 @@ from shared.text import (
 )
 
 ENGINE_FLAGS = ("enableLogger", "raw", "_console", "_debug")
+BODY_IDLE_S = 30.0  # how long a request body may go without a byte before it is refused
 
 
 @dataclass
@@ -61,8 +64,9 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
     if declared.isdigit() and int(declared) > max_bytes:
         raise BodyTooLarge(f"The request body is larger than {_size(max_bytes)}")
     chunks, size = [], 0
+    stream = request.stream()
     try:
-        async for chunk in request.stream():
+        while (chunk := await _next_chunk(stream)) is not None:
             size += len(chunk)
             if size > max_bytes:
                 raise BodyTooLarge(f"The request body is larger than {_size(max_bytes)}")
@@ -72,6 +76,20 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
     body = b"".join(chunks)
     request._body = body  # lets Starlette's form parser reuse what was read
     return body
+
+
+async def _next_chunk(stream: AsyncIterator[bytes]) -> bytes | None:
+    """The body's next piece, None at its end; BodyStalled when none comes for
+    ``BODY_IDLE_S`` (a body shorter than its Content-Length would otherwise hold the
+    request, and its connection, for as long as the client keeps the socket open)."""
+    try:
+        async with asyncio.timeout(BODY_IDLE_S):
+            return await anext(stream)
+    except StopAsyncIteration:
+        return None
+    except TimeoutError:
+        raise BodyStalled(f"The request body stopped arriving: nothing came for "
+                          f"{BODY_IDLE_S:g} s") from None
 
 
 def parse_json(text: str | bytes, what: str = "The request body") -> Any:
