@@ -93,7 +93,7 @@ class ScheduleDraft:
 def schedule_body(fields: wire.ScheduleFields) -> dict[str, Any]:
     """What is sent: only the fields given (a PUT changes what it names, and a null
     would ask for that field to be cleared)."""
-    body: dict[str, Any] = {k: v for k, v in encode(fields).items() if v is not None}
+    body: dict[str, Any] = encode(fields, drop_none=True)
     return body
 
 

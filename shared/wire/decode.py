@@ -35,10 +35,15 @@ def decode(cls: type[T], value: Any, *, strict: bool = False) -> T:
     return decoded
 
 
-def encode(value: Any) -> Any:
-    """A dataclass (or anything built of them) as plain JSON values."""
+def encode(value: Any, *, drop_none: bool = False) -> Any:
+    """A dataclass (or anything built of them) as plain JSON values. ``drop_none``
+    leaves out the dataclass's own fields that are None, for a request body where an
+    absent field means "as it is" and a null would ask to clear it; a null inside a
+    field's value (a job's parameter) is that value's and stays."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        fields = ((f.name, getattr(value, f.name)) for f in dataclasses.fields(value))
+        return {name: encode(item) for name, item in fields
+                if not (drop_none and item is None)}
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, list | tuple):

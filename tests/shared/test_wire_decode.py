@@ -57,6 +57,15 @@ def test_a_good_value_decodes_and_encodes_back() -> None:
     assert encode([Colour.BLUE, (1,)]) == ["blue", [1]]
 
 
+def test_encode_can_leave_out_the_fields_that_are_none_and_only_those() -> None:
+    got = decode(Outer, {**GOOD, "anything": {"kept": None}})
+    sent = encode(got, drop_none=True)
+    assert "note" not in sent and "nothing" not in sent
+    assert sent == {k: v for k, v in encode(got).items() if v is not None}
+    assert sent["anything"] == {"kept": None}  # a null inside a value is the value's
+    assert encode([None], drop_none=True) == [None]
+
+
 def test_defaults_fill_what_is_absent_and_unknown_keys_are_skipped_unless_strict() -> None:
     given_ = {k: v for k, v in GOOD.items() if k not in ("flag", "note", "nothing")}
     got = decode(Outer, {**given_, "later": 1})
