@@ -38,12 +38,12 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from hub.cluster.nodes import JOIN_CHANNEL, SWEPT, NodeEntry, NodeRegistry
 from hub.cluster.registry import STOP_CHANNEL, LiveRun, RunsStore
 from hub.history.record import RunRecord
-from hub.store.limits_store import Step
+from hub.store.limits_store import CarryingHit
 from shared.errors import StoreUnavailable
 
 __all__ = ["POLL_S", "CarryingHit", "ClusterRuns", "Interrupter"]
@@ -52,17 +52,6 @@ log = logging.getLogger("webhub.cluster")
 POLL_S = 1.0
 # Marks a node's runs interrupted in history: (node, its runs the registry holds) -> count.
 Interrupter = Callable[[str, Sequence[RunRecord]], int]
-
-
-class CarryingHit(Protocol):
-    """A public rate-limit hit whose statement carries other writes (hub.limiting)."""
-
-    def start(self, steps: Sequence[Step]) -> asyncio.Future[tuple[bool, float]]:
-        """The statement sent: done (whether counted, the wait) once it is over."""
-
-    async def settle(self, writing: asyncio.Future[tuple[bool, float]]) -> bool:
-        """Whether the database counted it (False: counted on this node alone); refused,
-        ``TooManyRequests``."""
 
 
 class ClusterRuns:
@@ -140,10 +129,14 @@ class ClusterRuns:
         landing (its delete waits for that); False: the statement failed, no row (the
         run writes it as it starts). Refused: ``TooManyRequests`` and no row."""
         job_id = run.job_id
+        ended, self._ended = self._ended, []
+        try:
+            writing = hit.start(self.store.entry_steps(run, ended))
+        except BaseException:  # nothing sent: no row, the ended rows still to delete
+            self._ended[:0] = ended
+            raise
         self._runs[job_id] = run
         self._written.add(job_id)
-        ended, self._ended = self._ended, []
-        writing = hit.start(self.store.entry_steps(run, ended))
         self._landing[job_id] = writing
         writing.add_done_callback(functools.partial(self._landed, job_id, ended))
         try:
@@ -269,10 +262,12 @@ class ClusterRuns:
 
     def _missing_rows(self) -> list[LiveRun]:
         """Runs in flight to write rows for now (on the loop: a run that ends while they
-        are written has its row deleted on a later tick)."""
+        are written has its row deleted on a later tick). Not a run whose hit is still
+        landing: that statement writes its row only if the hit is counted, and a refused
+        one's run leaves with no delete sent."""
         if self._rewrite:
             self._rewrite = False
-            missing = list(self._runs.values())
+            missing = [run for run in self._runs.values() if run.job_id not in self._landing]
         elif self._catch_up and self.shared:
             self._catch_up = False
             missing = [run for run in self._runs.values() if run.job_id not in self._written]

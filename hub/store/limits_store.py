@@ -30,17 +30,19 @@ raw addresses or user names.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Protocol
 
 from hub.store.dialects import Dialect
 from hub.store.hubdb import HubDatabase, Row, Tx
 
-__all__ = ["ADMITTED", "DATABASE_CLOCK", "HIT_TABLE", "LOCK_TABLE", "WINDOW_TABLE", "LimitsStore",
-           "SignInCounts", "Step", "limit_tables", "pg_window_hit", "pg_window_hit_with",
-           "window_tables"]
+__all__ = ["ADMITTED", "DATABASE_CLOCK", "HIT_TABLE", "LOCK_TABLE", "WINDOW_TABLE", "CarryingHit",
+           "LimitsStore", "SignInCounts", "Step", "carries_writes", "limit_tables",
+           "pg_window_hit", "pg_window_hit_with", "window_tables"]
 
 HIT_TABLE = "IQXNetWebJobLimitHit"
 LOCK_TABLE = "IQXNetWebJobLimitLock"
@@ -145,6 +147,24 @@ Step = tuple[str, Sequence[object]]
 ADMITTED = "admitted"
 
 
+def carries_writes(db: HubDatabase) -> bool:
+    """Whether one statement on ``db`` may carry several writes (PostgreSQL's
+    data-modifying common table expressions): a hit's and a run's row, ended rows'
+    deletes with a new row."""
+    return db.dialect.name == "postgresql"
+
+
+class CarryingHit(Protocol):
+    """A public rate-limit hit whose statement carries other writes (hub.limiting)."""
+
+    def start(self, steps: Sequence[Step]) -> asyncio.Future[tuple[bool, float]]:
+        """The statement sent: done (whether counted, the wait) once it is over."""
+
+    async def settle(self, writing: asyncio.Future[tuple[bool, float]]) -> bool:
+        """Whether the database counted it (False: counted on this node alone); refused,
+        ``TooManyRequests``."""
+
+
 def pg_window_hit_with(clock: str, steps: Sequence[str]) -> str:
     """:func:`pg_window_hit` and ``steps`` in one statement (each a data-modifying
     common table expression: all of them land with the hit, or none). Returns what
@@ -217,8 +237,8 @@ class LimitsStore:
         """PostgreSQL: :meth:`hit` and ``steps`` in one statement (see
         :func:`pg_window_hit_with`): whether the hit was counted (and the steps reading
         ``ADMITTED`` made their writes), and :meth:`hit`'s answer. Never resent."""
-        if self._ready().name != "postgresql":
-            raise ValueError("a hit carries other writes on PostgreSQL only")
+        assert carries_writes(self.db), "a hit carries other writes on PostgreSQL only"
+        self._ready()
         moment = [width, width, window + width]
         sql = pg_window_hit_with(self.clock_sql, [step for step, _ in steps])
         rows = self.db.write_returning(sql, [counter, *moment, limit, *moment,
