@@ -29,7 +29,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from hub.abuse import (
     Allowance,
@@ -44,11 +44,12 @@ from hub.abuse import (
 from hub.limits_database import DatabaseCounters, HitOutcome
 from hub.settings import Settings
 from hub.store.hubdb import HubDatabase, open_hub_database
-from hub.store.limits_store import SignInCounts, Step
+from hub.store.limits_store import CarryingHit, SignInCounts, Step
 
-__all__ = ["SHARED_PREFIX", "CarriedHit", "DatabaseCounters", "HitOutcome", "Limits",
-           "RequestLimit", "SignInGuard", "canonical_address", "carried_hit", "cluster_prefix",
-           "counter_key", "database_limits", "node_limits", "redis_limits"]
+__all__ = ["SHARED_PREFIX", "CarriedHit", "CarryingHit", "CarryingLimit", "DatabaseCounters",
+           "HitOutcome", "Limits", "RequestLimit", "SignInGuard", "canonical_address",
+           "carried_hit", "cluster_prefix", "counter_key", "database_limits", "node_limits",
+           "redis_limits"]
 
 log = logging.getLogger("webhub.limits")
 SHARED_PREFIX = "webjobs"       # Redis keys: webjobs:<cluster>:...
@@ -152,17 +153,19 @@ class Outage:
 class SharedRequestLimit:
     """At most ``per_minute`` requests per key in any 60 s across the cluster.
 
-    Counted in a PostgreSQL hub database, a key refused there is refused on this node
-    without a statement until the wait it was given is over (only hits free a place,
-    and none leaves the window before), and a public hit may carry other writes in its
-    statement (:meth:`carried_hit`: a run's row in the cluster's registry)."""
+    ``public``: the public limit. Counted in a PostgreSQL hub database, a key refused
+    there is refused on this node without a statement until the wait it was given is
+    over (only hits free a place, and none leaves the window before), and a public hit
+    may carry other writes in its statement (:meth:`carried_hit`: a run's row in the
+    cluster's registry)."""
 
-    def __init__(self, counters: Counters, outage: Outage, per_minute: int, kind: str) -> None:
+    def __init__(self, counters: Counters, outage: Outage, per_minute: int, kind: str, *,
+                 public: bool = False) -> None:
         self.per_minute = per_minute
         self._counters, self._outage, self._kind = counters, outage, kind
         self._local = RateLimiter(per_minute)
-        self._remembers = (kind == "public" and isinstance(counters, DatabaseCounters)
-                           and counters.postgresql)
+        self._remembers = (public and isinstance(counters, DatabaseCounters)
+                           and counters.carries)
         # counter -> monotonic end of its wait, oldest refusal first
         self._refused: dict[str, float] = {}
 
@@ -253,15 +256,18 @@ class CarriedHit:
                                         self._counters.wait_s)
 
 
-def carried_hit(limit: RequestLimit, key: str) -> CarriedHit | None:
-    """:meth:`SharedRequestLimit.carried_hit` of ``limit``, or of the limit a counting
-    wrapper holds as its ``inner`` (hub.telemetry); None for any other limit."""
-    found: object = limit
-    while not isinstance(found, SharedRequestLimit):
-        found = getattr(found, "inner", None)
-        if found is None:
-            return None
-    return found.carried_hit(key)
+@runtime_checkable
+class CarryingLimit(RequestLimit, Protocol):
+    """A request limit whose hits may carry other writes (:class:`SharedRequestLimit`, or
+    a counting wrapper around one, hub.telemetry)."""
+
+    def carried_hit(self, key: str) -> CarryingHit | None:
+        """A hit for ``key`` carrying other writes, or None: ``admit`` as ever."""
+
+
+def carried_hit(limit: RequestLimit, key: str) -> CarryingHit | None:
+    """``limit``'s :meth:`CarryingLimit.carried_hit`; None for any other limit."""
+    return limit.carried_hit(key) if isinstance(limit, CarryingLimit) else None
 
 
 @dataclass(frozen=True)
@@ -343,7 +349,7 @@ class Limits:
 def _shared(counters: Counters, public_rate: int, sign_in_rate: int, throttle: SignInThrottle,
             shared: str) -> Limits:
     outage = Outage(counters.where)
-    return Limits(SharedRequestLimit(counters, outage, public_rate, "public"),
+    return Limits(SharedRequestLimit(counters, outage, public_rate, "public", public=True),
                   SharedSignInGuard(counters, outage, throttle),
                   SharedRequestLimit(counters, outage, sign_in_rate, "signin-rate"),
                   shared, counters, outage)

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from hub.abuse import Allowance
 from hub.store.hubdb import HubDatabase
-from hub.store.limits_store import LimitsStore, SignInCounts, Step
+from hub.store.limits_store import LimitsStore, SignInCounts, Step, carries_writes
 from shared.errors import InternalError, StoreUnavailable
 
 __all__ = ["DB_THREADS", "DB_WAIT_S", "PRUNE_EVERY_S", "RATE_BUCKET_S", "SIGN_IN_BUCKETS",
@@ -79,8 +79,9 @@ class DatabaseCounters:
         return loop.run_in_executor(self._threads, self._hit_with, counter, per_minute, steps)
 
     @property
-    def postgresql(self) -> bool:
-        return self.store.db.dialect.name == "postgresql"
+    def carries(self) -> bool:
+        """Whether a hit may carry other writes (:meth:`start_hit_with`)."""
+        return carries_writes(self.store.db)
 
     async def sign_in_attempt(self, counters: Sequence[str], allowances: Sequence[Allowance],
                               at: float, window: float,

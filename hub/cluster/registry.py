@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hub.cluster.nodes import NODE_SCHEMA, node_schema
 from hub.history.record import Caller, RunRecord
-from hub.store.dialects import Dialect
+from hub.store.dialects import DIALECTS, Dialect
 from hub.store.hubdb import HubDatabase, Row
-from hub.store.limits_store import ADMITTED, Step
+from hub.store.limits_store import ADMITTED, Step, carries_writes
 from shared.errors import Conflict
 
 __all__ = ["RUNNING_SCHEMA", "STOP_CHANNEL", "LiveRun", "RunsStore", "running_schema"]
@@ -27,15 +28,7 @@ RUNNING_SCHEMA = "webhub_running/1"
 STOP_CHANNEL = "webhub_run_stop"  # NOTIFY payload: the job id of a run to stop
 _COLUMNS = ("job_id, node, job_name, source, started, caller, ref, job_version, method, "
             "schedule_id, schedule_name")
-# The columns' types, for values selected rather than inserted (a NULL's type is not
-# taken from its column there).
-_CASTS = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE PRECISION", "TEXT", "VARCHAR",
-          "BIGINT", "VARCHAR", "VARCHAR", "VARCHAR")
-_IN_ONE = 200  # ids per DELETE
-
-
-def running_schema(dialect: Dialect) -> list[str]:
-    return [dialect.create_table("webhub_running", """
+_TABLE = """
         job_id {varchar}(200) PRIMARY KEY,
         node {varchar}(200) NOT NULL,
         job_name {varchar}(200) NOT NULL,
@@ -47,8 +40,18 @@ def running_schema(dialect: Dialect) -> list[str]:
         method {varchar}(16) NOT NULL,
         schedule_id {varchar}(200),
         schedule_name {varchar}(200),
-        stop_requested {real}"""),
-        dialect.create_index("webhub_running_node", "webhub_running", "node")]
+        stop_requested {real}"""
+# The columns' PostgreSQL types, for values selected rather than inserted (a NULL's type
+# is not taken from its column there).
+_TYPE_OF = dict(re.findall(r"(\w+) \{(\w+)\}", _TABLE))
+_CASTS = tuple(getattr(DIALECTS["postgresql"], _TYPE_OF[column.strip()])
+               for column in _COLUMNS.split(","))
+_IN_ONE = 200  # ids per DELETE
+
+
+def running_schema(dialect: Dialect) -> list[str]:
+    return [dialect.create_table("webhub_running", _TABLE),
+            dialect.create_index("webhub_running_node", "webhub_running", "node")]
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,7 @@ class RunsStore:
     def carries(self) -> bool:
         """Whether one statement may carry several writes (PostgreSQL's data-modifying
         common table expressions)."""
-        return self.db.dialect.name == "postgresql"
+        return carries_writes(self.db)
 
     def enter(self, runs: Sequence[LiveRun], ended: Sequence[str] = ()) -> None:
         """Rows for ``runs``; one already there (written again after a rejoin) stays.
@@ -121,8 +124,9 @@ class RunsStore:
         sql = self.db.dialect.insert_ignore(
             f"INSERT INTO webhub_running ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         if ended and runs and self.carries:
-            gone = [f"gone{i} AS ({step})" for i, (step, _) in enumerate(_deletes(ended))]
-            values = [v for _, part in _deletes(ended) for v in part]
+            deletes = _deletes(ended)
+            gone = [f"gone{i} AS ({step})" for i, (step, _) in enumerate(deletes)]
+            values = [v for _, part in deletes for v in part]
             self.db.write(f"WITH {', '.join(gone)} {sql}", [*values, *runs[0]._values()])
             runs = runs[1:]
         elif ended:

@@ -38,7 +38,7 @@ from hub.services.run_start import StartHooks
 from hub.settings import Settings
 from hub.store.base import JobStore, check_job_name
 from hub.telemetry.hooks import NO_TELEMETRY, RunTelemetry
-from shared.errors import JobFailed, NotFound, TooManyRequests
+from shared.errors import JobFailed, NotFound
 from shared.header import JobHeader, ResolvedLimits, parse_header, resolve_limits
 from shared.ndjson import LogLine
 
@@ -195,24 +195,14 @@ class JobRunner:
         row too (with the ended rows' deletes); elsewhere the row, if any, is written
         as the run starts."""
         cluster = self.cluster
-        hit = None
-        if cluster is not None and cluster.carries_rows:
-            try:
-                hit = carried_hit(limit, address)
-            except TooManyRequests:
-                self.telemetry.refused("public")
-                raise
+        hit = carried_hit(limit, address) if cluster is not None and cluster.carries_rows else None
         if cluster is None or hit is None:
             await limit.admit(address)
             return RunTicket()
         ticket = RunTicket(cluster)
         live = LiveRun(ticket.job_id, cluster.node, job.name, "http", ticket.started,
                        record_caller(caller), ticket.ref, job.version, method)
-        try:
-            ticket.in_registry = await cluster.admit(live, hit)
-        except TooManyRequests:
-            self.telemetry.refused("public")
-            raise
+        ticket.in_registry = await cluster.admit(live, hit)
         return ticket
 
     async def run(self, job: LoadedJob, *, caller: Caller, params: Any, request: dict[str, Any],
@@ -223,30 +213,17 @@ class JobRunner:
                   debugger: DebugHost | None = None, bridge: BridgeHost | None = None,
                   ticket: RunTicket | None = None) -> RunResult:
         """``ticket``: the run's identity from its admission (``job_id`` when none)."""
-        names = job.header.secrets
-        values = await self._secret_values(names)
         ticket = ticket or RunTicket()
-        job_id, ref = job_id or ticket.job_id, ticket.ref
-        fields = RunFields(job_id, job.name, ref, _caller_label(caller))
-        console = ServerConsole(self.settings.job_log_lines, fields)
-        starting = StartHooks(on_start)
-        req = RunRequest(
-            job_id=job_id, job_name=job.name, source=job.code,
-            limits=job.resolved.limits, params=params,
-            request={**request, "caller": caller.as_job_view()}, origin=origin, pretty=pretty,
-            sign_key=self.settings.sign_key,
-            on_log=console.watching(on_log),  # the server log's copy of the console
-            on_start=starting, staff_id=caller.staff_id, ref=ref,
-            approved_modules=list(self.settings.modules),
-            modules=job.modules,
-            debugger=debugger, bridge=bridge, secret_names=names, secrets=values,
-            isolation=job.header.isolation)
+        req, console, starting = await self._prepared(
+            job, caller, job_id or ticket.job_id, ticket.ref, params=params, request=request,
+            origin=origin, pretty=pretty, on_log=on_log, on_start=on_start, debugger=debugger,
+            bridge=bridge)
         cluster = self.cluster
         if cluster is not None and not ticket.take():
             await cluster.enter(_live_run(req, job, caller, schedule, cluster.node,
                                           ticket.started))
         try:
-            with (LOG_MASK.hold(values.values()), run_fields(fields),  # until the last line
+            with (LOG_MASK.hold(req.secrets.values()), run_fields(console.fields),  # to the end
                   self.telemetry.watch(req, caller.kind) as watch):
                 starting.first(watch.started)
                 if self.history is None:
@@ -262,6 +239,32 @@ class JobRunner:
             if cluster is not None:
                 cluster.leave(req.job_id)
         return result
+
+    async def _prepared(self, job: LoadedJob, caller: Caller, job_id: str, ref: str, *,
+                        params: Any, request: dict[str, Any], origin: str, pretty: bool,
+                        on_log: Callable[[LogLine], None] | None,
+                        on_start: Callable[[], None] | None, debugger: DebugHost | None,
+                        bridge: BridgeHost | None
+                        ) -> tuple[RunRequest, ServerConsole, StartHooks]:
+        """The engine's request for the run (its secrets' values read now), the server
+        log's copy of its console, and the hooks its start calls."""
+        names = job.header.secrets
+        values = await self._secret_values(names)
+        console = ServerConsole(self.settings.job_log_lines,
+                                RunFields(job_id, job.name, ref, _caller_label(caller)))
+        starting = StartHooks(on_start)
+        req = RunRequest(
+            job_id=job_id, job_name=job.name, source=job.code,
+            limits=job.resolved.limits, params=params,
+            request={**request, "caller": caller.as_job_view()}, origin=origin, pretty=pretty,
+            sign_key=self.settings.sign_key,
+            on_log=console.watching(on_log),  # the server log's copy of the console
+            on_start=starting, staff_id=caller.staff_id, ref=ref,
+            approved_modules=list(self.settings.modules),
+            modules=job.modules,
+            debugger=debugger, bridge=bridge, secret_names=names, secrets=values,
+            isolation=job.header.isolation)
+        return req, console, starting
 
     # -- the cluster's runs ---------------------------------------------------------------
 

@@ -6,8 +6,9 @@ one with its Prometheus metrics, and with a tracer when traces are on.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,7 +16,8 @@ from opentelemetry.trace import Span
 
 from hub.abuse import SignInAttempt
 from hub.engine.model import BridgeHost, RunRequest, RunResult, RunState
-from hub.limiting import RequestLimit, SignInGuard
+from hub.limiting import CarryingHit, RequestLimit, SignInGuard, carried_hit
+from hub.store.limits_store import Step
 from hub.telemetry.prometheus import HubMetrics
 from hub.telemetry.traces import RunTracer
 from shared.errors import TooManyRequests
@@ -152,6 +154,33 @@ class _CountedLimit:
     async def admit(self, key: str) -> None:
         try:
             await self.inner.admit(key)
+        except TooManyRequests:
+            self.telemetry.refused(self.limit)
+            raise
+
+    def carried_hit(self, key: str) -> CarryingHit | None:
+        """The inner limit's carried hit, its refusals counted (known ones at once, the
+        database's as the hit settles)."""
+        try:
+            hit = carried_hit(self.inner, key)
+        except TooManyRequests:
+            self.telemetry.refused(self.limit)
+            raise
+        return None if hit is None else _CountedHit(hit, self.telemetry, self.limit)
+
+
+class _CountedHit:
+    def __init__(self, inner: CarryingHit, telemetry: RunTelemetry, limit: str) -> None:
+        self.inner = inner
+        self.telemetry = telemetry
+        self.limit = limit
+
+    def start(self, steps: Sequence[Step]) -> asyncio.Future[tuple[bool, float]]:
+        return self.inner.start(steps)
+
+    async def settle(self, writing: asyncio.Future[tuple[bool, float]]) -> bool:
+        try:
+            return await self.inner.settle(writing)
         except TooManyRequests:
             self.telemetry.refused(self.limit)
             raise

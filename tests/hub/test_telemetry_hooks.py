@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
 from hub.abuse import SignInAttempt
+from hub.limiting import carried_hit
+from hub.store.limits_store import Step
 from hub.telemetry.hooks import NO_TELEMETRY, RunTelemetry
 from hub.telemetry.prometheus import MAX_JOB_LABELS, OTHER_JOB, HubMetrics
 from hub.telemetry.scrape import ScrapeAccess
@@ -66,6 +69,47 @@ def test_refusals_are_counted_by_limit_and_still_refuse() -> None:
     assert telemetry.metrics is not None
     for name in ("sign_in_rate", "sign_in"):
         assert sample(telemetry.metrics, "webjobs_rate_limit_refusals_total", limit=name) == 1
+
+
+class _CarryingRefusals:
+    """A limit whose carried hits are refused: known refused for ``known``, by the
+    database as the hit settles for any other key."""
+
+    async def admit(self, key: str) -> None:
+        raise TooManyRequests("too many")
+
+    def carried_hit(self, key: str) -> _RefusedHit:
+        if key == "known":
+            raise TooManyRequests("known refused")
+        return _RefusedHit()
+
+
+class _RefusedHit:
+    def start(self, steps: Sequence[Step]) -> asyncio.Future[tuple[bool, float]]:
+        writing: asyncio.Future[tuple[bool, float]] = asyncio.Future()
+        writing.set_result((False, 30.0))
+        return writing
+
+    async def settle(self, writing: asyncio.Future[tuple[bool, float]]) -> bool:
+        raise TooManyRequests("refused by the database")
+
+
+def test_carried_hits_pass_through_and_their_refusals_are_counted_once() -> None:
+    telemetry = RunTelemetry(HubMetrics(), None)
+    assert carried_hit(telemetry.request_limit(_Refusing(), "public"), "k") is None
+    limit = telemetry.request_limit(_CarryingRefusals(), "public")
+    with pytest.raises(TooManyRequests):
+        carried_hit(limit, "known")
+
+    async def refused_as_settled() -> None:
+        hit = carried_hit(limit, "new")
+        assert hit is not None
+        await hit.settle(hit.start([]))
+
+    with pytest.raises(TooManyRequests):
+        asyncio.run(refused_as_settled())
+    assert telemetry.metrics is not None
+    assert sample(telemetry.metrics, "webjobs_rate_limit_refusals_total", limit="public") == 2
 
 
 def test_no_telemetry_counts_nothing() -> None:
