@@ -4,8 +4,8 @@ A debug run or a replay is one NDJSON stream: a ``DebugStart`` (its session, sou
 and pausable lines), ``LogLine``s and ``DebugPause``s as they happen, then the
 outcome like any run (``MetaData`` + ``Payload``, or a ``Failure``). The run is driven
 by commands on its session. Before each pause comes a ``stack`` line (the async
-call chain), read here as :class:`DebugStack`; each pause is read as the wire's
-:class:`~shared.wire.debug.DebugPaused`, its values (and those ``expand`` answers) as
+call chain), read here as the wire's :class:`~shared.wire.debug.DebugStack`; each
+pause as its :class:`~shared.wire.debug.DebugPaused`, its values (and those ``expand`` answers) as
 :class:`~shared.wire.debug.DebugValue`s, once, where they arrive. A live attach opens a
 session for a page job; the tab's requests then show up on the session's events stream.
 Every call blocks: the GUI makes them through ``session.tasks``."""
@@ -13,7 +13,7 @@ Every call blocks: the GUI makes them through ``session.tasks``."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from console_app.client.connection import API, CancelToken, HubConnection
@@ -21,14 +21,12 @@ from console_app.client.errors import NotAHub
 from shared import wire
 from shared.ndjson import DebugPause, StreamEvent, UnknownLine
 from shared.wire import debug as wire_debug
-from shared.wire.debug import DebugPaused, DebugValue
+from shared.wire.debug import DebugPaused, DebugStack, DebugValue
 
 __all__ = [
     "Attached",
     "DebugEvent",
-    "DebugStack",
     "Expansion",
-    "Frame",
     "attach",
     "command",
     "configure",
@@ -42,27 +40,6 @@ T = TypeVar("T")
 COMMANDS = ("step", "into", "over", "out", "continue", "stop", "detach")
 # A live session on a page job; ``url`` (hub-relative) is the tagged page.
 Attached = wire_debug.DebugAttached
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One async function on the way to a pause, at the line it is at."""
-
-    name: str
-    line: int
-    column: int = 0
-
-
-@dataclass(frozen=True)
-class DebugStack:
-    """The call chain of the pause that follows, innermost first."""
-
-    frames: list[Frame] = field(default_factory=list)
-    depth: int = 0
-
-    @classmethod
-    def from_wire(cls, stack: wire_debug.DebugStack) -> DebugStack:
-        return cls([Frame(f.name, f.line, f.column) for f in stack.frames], stack.depth)
 
 
 @dataclass(frozen=True)
@@ -83,7 +60,7 @@ def _values(entries: dict[str, Any], where: str) -> dict[str, DebugValue]:
     """The hub's value descriptions as DebugValues; NotAHub when one is of another shape
     (the debugger would show it wrong)."""
     try:
-        return {name: wire.decode(DebugValue, value) for name, value in entries.items()}
+        return wire.decode(dict[str, DebugValue], entries)
     except wire.ShapeError as err:
         raise NotAHub(f"{where} describes a value in a shape this console does not know "
                       f"({err})") from None
@@ -103,7 +80,7 @@ def _events(items: Iterator[StreamEvent]) -> Iterator[DebugEvent]:
             yield _pause(event)
         elif isinstance(event, UnknownLine) and event.raw.get("type") == "stack":
             try:
-                yield DebugStack.from_wire(wire.decode(wire_debug.DebugStack, event.raw))
+                yield wire.decode(DebugStack, event.raw)
             except wire.ShapeError:
                 yield event
         else:
@@ -125,7 +102,7 @@ def start(conn: HubConnection, name: str, cancel: CancelToken, *,
     how = _options(step_from_start, breakpoints, pause_on_exception)
     body = wire_debug.DebugRunOptions(params or {}, code, method, how.stepFromStart,
                                       how.breakpoints, how.pauseOnException)
-    sent = {k: v for k, v in wire.encode(body).items() if k != "code" or code is not None}
+    sent = wire.encode(body, drop_none=True)  # no code: the saved job
     return _events(conn.stream("POST", f"{API}/debug/{name}", cancel, json=sent))
 
 
@@ -139,7 +116,7 @@ def replay(conn: HubConnection, run_id: str, cancel: CancelToken, *,
 
 def _command(conn: HubConnection, session: str, given: wire_debug.DebugCommand,
              answer: type[T]) -> T:
-    sent = {k: v for k, v in wire.encode(given).items() if v is not None}
+    sent = wire.encode(given, drop_none=True)  # a field left out stays as it is
     return conn.typed(answer, "POST", f"{API}/debug-session/{session}/command", json=sent)
 
 

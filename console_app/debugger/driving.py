@@ -108,27 +108,28 @@ class DebuggerDriving(DebuggerLayout):
         if set(lines) == self.state.breakpoints:
             return
         self.state.breakpoints = set(lines)
-        self._configure()
+        self._configure(breakpoints=sorted(self.state.breakpoints))
 
     def _pause_first_toggled(self, on: bool) -> None:
         """Live: the hub starts each later request stepping, or runs it to a breakpoint."""
-        if not self.state.live or not self.state.session or self.state.phase in (
-                Phase.FINISHED, Phase.CLOSED):
-            return
-        conn, sid = self.session.conn, self.state.session
-        self.commands.send(lambda: debug.configure(conn, sid, step_from_start=on))
+        if self.state.live:
+            self._configure(step_from_start=on)
 
     def _exception_toggled(self, on: bool) -> None:
-        if not self.state.session or self.state.phase in (Phase.FINISHED, Phase.CLOSED):
-            return  # not started yet: the start asks for it
-        conn, sid = self.session.conn, self.state.session
-        self.commands.send(lambda: debug.configure(conn, sid, pause_on_exception=on))
+        self._configure(pause_on_exception=on)
 
-    def _configure(self) -> None:
+    def _configure(self, *, breakpoints: list[int] | None = None,
+                   step_from_start: bool | None = None,
+                   pause_on_exception: bool | None = None) -> None:
+        """Change the session's fields given (None: as it is). Before the session
+        started there is nothing to change (the start asks for what is set), after it
+        ended nothing to tell."""
         if not self.state.session or self.state.phase in (Phase.FINISHED, Phase.CLOSED):
             return
-        conn, sid, lines = self.session.conn, self.state.session, sorted(self.state.breakpoints)
-        self.commands.send(lambda: debug.configure(conn, sid, breakpoints=lines))
+        conn, sid = self.session.conn, self.state.session
+        self.commands.send(lambda: debug.configure(
+            conn, sid, breakpoints=breakpoints, step_from_start=step_from_start,
+            pause_on_exception=pause_on_exception))
 
     # -- expanding values ------------------------------------------------------------------
 

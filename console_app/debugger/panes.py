@@ -7,9 +7,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QPlainTextEdit, QWidget
 
-from console_app.client.debug import Frame
 from console_app.run.console import LEVEL_COLOURS
 from shared.ndjson import LogLine
+from shared.wire.debug import StackFrame
 
 __all__ = ["CallStackView", "ConsoleView", "ResultView"]
 
@@ -81,7 +81,7 @@ class CallStackView(QListWidget):
         self.itemActivated.connect(self._chosen)
         self.itemClicked.connect(self._chosen)
 
-    def show_frames(self, frames: list[Frame]) -> None:
+    def show_frames(self, frames: list[StackFrame]) -> None:
         self.clear()
         for frame in frames:
             item = QListWidgetItem(f"{frame.name}  —  line {frame.line}", self)

@@ -15,9 +15,8 @@ import json
 from dataclasses import dataclass, field
 from enum import Enum
 
-from console_app.client.debug import Frame
 from shared.ndjson import DebugAnswer, DebugRequest, Failure, MetaData
-from shared.wire.debug import DebugValue
+from shared.wire.debug import DebugValue, StackFrame
 
 __all__ = ["GLOBALS", "DebugState", "Phase", "RequestEntry", "VarNode", "in_scope",
            "reason_text", "value_text"]
@@ -192,7 +191,7 @@ class DebugState:
     line: int | None = None
     reason: str = ""
     breakpoints: set[int] = field(default_factory=set)
-    stack: list[Frame] = field(default_factory=list)  # the current pause's call chain
+    stack: list[StackFrame] = field(default_factory=list)  # the current pause's call chain
     vars: dict[str, DebugValue] = field(default_factory=dict)  # the current pause's names
     requests: list[RequestEntry] = field(default_factory=list)
     meta: MetaData | None = None

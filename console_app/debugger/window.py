@@ -44,7 +44,7 @@ from shared.ndjson import (
     Payload,
     StreamEvent,
 )
-from shared.wire.debug import DebugPaused, DebugValue
+from shared.wire.debug import DebugPaused, DebugStack, DebugValue
 
 __all__ = ["DebuggerWindow"]
 
@@ -186,7 +186,7 @@ class DebuggerWindow(DebuggerDriving):
 
     # -- the stream -----------------------------------------------------------------------
 
-    def _on_event(self, event: StreamEvent | debug.DebugStack) -> None:
+    def _on_event(self, event: StreamEvent | DebugStack) -> None:
         if self._closed:
             return
         handler = self._HANDLERS.get(type(event))
@@ -202,13 +202,13 @@ class DebuggerWindow(DebuggerDriving):
         if wanted:
             self.source_view.set_breakpoints(wanted)
             state.breakpoints = set(wanted)
-            self._configure()
+            self._configure(breakpoints=wanted)
         self.sig_started.emit(event.session)
 
     def _on_log(self, event: LogLine) -> None:
         self.console_view.append_line(event)
 
-    def _on_stack(self, event: debug.DebugStack) -> None:
+    def _on_stack(self, event: DebugStack) -> None:
         self.state.stack = list(event.frames)  # the pause that follows is its innermost
         self.stack_view.show_frames(self.state.stack)
 
@@ -266,7 +266,7 @@ class DebuggerWindow(DebuggerDriving):
 
     _HANDLERS: ClassVar[dict[type, Callable[[DebuggerWindow, Any], None]]] = {
         DebugStart: _on_start, LogLine: _on_log, DebugPaused: _on_pause,
-        debug.DebugStack: _on_stack,
+        DebugStack: _on_stack,
         DebugRequest: _on_request, DebugAnswer: _on_answer, MetaData: _on_meta,
         Payload: _on_payload, Failure: _on_failure}
 

@@ -93,8 +93,8 @@ def test_a_debug_run_sends_its_options_and_reads_the_hubs_stack_lines() -> None:
     conn, sent = connection(stream_of(encode_event(stack), odd))
     events = list(debug.start(conn, "calls", CancelToken(), params={"base": 1},
                               breakpoints=[4, 2], method="GET"))
-    assert events[0] == debug.DebugStack([debug.Frame("inner", 3, 2),
-                                          debug.Frame("(job)", 10, 0)], 2)
+    assert events[0] == wire_debug.DebugStack(
+        (StackFrame("inner", 3, 2), StackFrame("(job)", 10, 0)), 2)
     assert isinstance(events[1], UnknownLine)  # a stack this console cannot read
     path, body = sent[0]
     assert path == "/api/webjobs/debug/calls" and "code" not in body
@@ -128,12 +128,12 @@ def test_pauses_arrive_typed_and_a_value_of_another_shape_is_not_a_hub() -> None
             "object", className="Object", size=0, handle=1)})})]
     odd = DebugPause(5, 0, "step", {"n": {"type": 3}})
     conn, _ = connection(stream_of(encode_event(odd)))
-    with pytest.raises(NotAHub, match=r"pause at line 5 .*\$\.type"):
+    with pytest.raises(NotAHub, match=r"pause at line 5 .*\$\.n\.type"):
         list(debug.start(conn, "calls", CancelToken()))
 
 
 def test_an_expansion_of_another_shape_is_not_a_hub() -> None:
     conn, _ = connection(lambda _r: httpx.Response(200, json=wire.encode(
         wire_debug.DebugExpansion(4, {"a": {"value": 1}}, 0, None))))
-    with pytest.raises(NotAHub, match=r"expand 4 .*\$\.type: missing"):
+    with pytest.raises(NotAHub, match=r"expand 4 .*\$\.a\.type: missing"):
         debug.expand(conn, "dbg_1", 4)
