@@ -8,40 +8,36 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-import tempfile
-from functools import cache
 from typing import Any
 
 import pytest
 
 import shared.wire
-from hub.api.app import create_app
-from hub.settings import load_settings
 from tests.hub.conftest import TEST_SECRET
 
 # A job's own answer is whatever the job returns: the run route has no schema to give.
 RUN_ROUTE = "/api/webjobs/{name}"
+HTTP_METHODS = ("get", "post", "put", "delete")  # a path item's other keys are not operations
 
 
-@cache
-def spec(home: str) -> dict[str, Any]:
-    app = create_app(load_settings({"WEBHUB_HOME": home, "WEBHUB_SECRET": TEST_SECRET}))
-    made: dict[str, Any] = app.openapi()
+@pytest.fixture(scope="session")
+def hub_spec(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The spec of a hub made in a temp home (the spec does not depend on the home),
+    built when a test here first asks for it, never at collection."""
+    from hub.api.app import create_app
+    from hub.settings import load_settings
+
+    home = str(tmp_path_factory.mktemp("spec"))
+    made: dict[str, Any] = create_app(load_settings({
+        "WEBHUB_HOME": home, "WEBHUB_SECRET": TEST_SECRET})).openapi()
     return made
 
 
-@pytest.fixture(scope="module")
-def hub_spec(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return spec(str(tmp_path_factory.mktemp("spec")))
-
-
-def operations() -> list[tuple[str, str]]:
-    """Every management operation, read at collection from a hub made in a temp home
-    (the spec does not depend on the home)."""
-    with tempfile.TemporaryDirectory(prefix="webjobs-spec-") as home:
-        made = spec(home)
-    return [(path, method) for path, item in made["paths"].items() if path != RUN_ROUTE
-            for method in item if method in ("get", "post", "put", "delete")]
+def operations(spec_: dict[str, Any],
+               methods: tuple[str, ...] = HTTP_METHODS) -> list[tuple[str, str]]:
+    """Every management operation of ``spec_`` as (path, method)."""
+    return [(path, method) for path, item in spec_["paths"].items() if path != RUN_ROUTE
+            for method in item if method in methods]
 
 
 def _resolve(spec_: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -62,30 +58,45 @@ def _says_something(spec_: dict[str, Any], schema: dict[str, Any]) -> bool:
     return bool(schema.get("properties")) or schema.get("type") in ("string", "integer")
 
 
-@pytest.mark.parametrize(("path", "method"), operations())
-def test_the_answer_has_a_shape(hub_spec: dict[str, Any], path: str, method: str) -> None:
-    operation = hub_spec["paths"][path][method]
+def _answer_problem(spec_: dict[str, Any], path: str, method: str) -> str | None:
+    operation = spec_["paths"][path][method]
     ok = next((r for code, r in operation["responses"].items() if code.startswith("2")), None)
-    assert ok is not None, f"{method.upper()} {path} documents no 2xx answer"
+    if ok is None:
+        return f"{method.upper()} {path} documents no 2xx answer"
     content = ok.get("content", {})
     if not content:  # 204: nothing comes back
-        return
+        return None
     schema = next(iter(content.values())).get("schema", {})
-    assert _says_something(hub_spec, schema), (
-        f"{method.upper()} {path}: its answer is not a shared.wire shape ({schema})")
+    if not _says_something(spec_, schema):
+        return f"{method.upper()} {path}: its answer is not a shared.wire shape ({schema})"
+    return None
 
 
-@pytest.mark.parametrize(("path", "method"),
-                         [op for op in operations() if op[1] in ("post", "put")])
-def test_a_body_or_none_is_declared(hub_spec: dict[str, Any], path: str, method: str) -> None:
-    operation = hub_spec["paths"][path][method]
+def _body_problem(spec_: dict[str, Any], path: str, method: str) -> str | None:
+    operation = spec_["paths"][path][method]
     if operation.get("x-webjobs-body") == "none":
-        assert "requestBody" not in operation
-        return
+        return (None if "requestBody" not in operation
+                else f"{method.upper()} {path}: NO_BODY and a request body")
     body = operation.get("requestBody")
-    assert body is not None, f"{method.upper()} {path}: no request body and no NO_BODY"
-    for media in body["content"].values():
-        assert _says_something(hub_spec, media["schema"]), (method, path)
+    if body is None:
+        return f"{method.upper()} {path}: no request body and no NO_BODY"
+    if not all(_says_something(spec_, media["schema"]) for media in body["content"].values()):
+        return f"{method.upper()} {path}: its request body is not a shared.wire shape"
+    return None
+
+
+def test_every_answer_has_a_shape(hub_spec: dict[str, Any]) -> None:
+    ops = operations(hub_spec)
+    assert len(ops) > 20  # the routes were found
+    problems = [p for path, method in ops if (p := _answer_problem(hub_spec, path, method))]
+    assert problems == [], "\n".join(problems)
+
+
+def test_every_post_or_put_declares_a_body_or_none(hub_spec: dict[str, Any]) -> None:
+    ops = operations(hub_spec, ("post", "put"))
+    assert len(ops) > 10  # the routes were found
+    problems = [p for path, method in ops if (p := _body_problem(hub_spec, path, method))]
+    assert problems == [], "\n".join(problems)
 
 
 def _wire_shapes() -> list[type]:
