@@ -57,10 +57,7 @@ from console_app.tasks import Latest
 from console_app.widgets import fit_on_screen
 from shared.errors import JobChanged, JobDoesNotParse
 
-# open_versions and version_fetcher live in console_app.editor.hub_versions; named here
-# too for the windows that import them from this module.
-__all__ = ["DEBUG_BREAKPOINTS_KEY", "DEBUG_CODE_KEY", "EditorWindow", "open_versions",
-           "version_fetcher"]
+__all__ = ["DEBUG_BREAKPOINTS_KEY", "DEBUG_CODE_KEY", "EditorWindow"]
 
 log = logging.getLogger(__name__)
 

@@ -197,5 +197,7 @@ def get_metrics(conn: HubConnection) -> MetricsSnapshot:
     return MetricsSnapshot.of(conn.typed(wire.Metrics, "GET", f"{API}/metrics"))
 
 
-def get_health(conn: HubConnection) -> Health:
-    return Health.of(conn.typed(wire_health.Health, "GET", f"{API}/health"))
+def get_health(conn: HubConnection) -> wire_health.Health:
+    """``/health`` as the hub sent it: the sign-in, the status bar's poll and the
+    Metrics page's workers all read it here."""
+    return conn.typed(wire_health.Health, "GET", f"{API}/health")

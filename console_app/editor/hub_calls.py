@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from console_app.client import jobs as api
-from console_app.client.connection import API, HubConnection
+from console_app.client.connection import HubConnection
+from console_app.client.history import HistoryFilters, list_runs
 from console_app.client.secrets import list_secrets
 from console_app.editor.live_check import CodeProblem
-from shared.wire.history import HistoryPage
 
 __all__ = ["LoadedJob", "current_version", "last_run_params", "load_job",
            "missing_secret_problems", "save_job"]
@@ -60,7 +60,7 @@ def save_job(conn: HubConnection, name: str, code: str, base_version: int | None
 
 def last_run_params(conn: HubConnection, name: str) -> dict[str, Any] | None:
     """The parameters of the job's latest run in history (masked values as masked)."""
-    page = conn.typed(HistoryPage, "GET", f"{API}/history", params={"job": name, "limit": 1})
+    page = list_runs(conn, HistoryFilters(job=name, limit=1))
     params = page.runs[0].params if page.runs else None
     return params if isinstance(params, dict) else None
 

@@ -58,7 +58,7 @@ def _editor(ctx: Any) -> QWidget:
 def _conflict(ctx: Any) -> QWidget:
     from console_app.client import jobs
     from console_app.editor.conflict import ConflictDialog
-    from console_app.editor_window import version_fetcher
+    from console_app.editor.hub_versions import version_fetcher
 
     versions = jobs.versions(ctx.session.conn, DEMO_JOB)
     current = max((v.version for v in versions), default=1)

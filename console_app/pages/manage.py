@@ -31,7 +31,7 @@ from console_app.client import jobs as api
 from console_app.client.errors import describe_error
 from console_app.client.jobs import JobInfo, JobList, RunningRun
 from console_app.debugger.launch import debug_job
-from console_app.editor_window import open_versions
+from console_app.editor.hub_versions import open_versions
 from console_app.models.jobs import (
     COL_BADGES,
     COL_DESCRIPTION,

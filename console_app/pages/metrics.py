@@ -45,7 +45,7 @@ def fetch_figures(conn: HubConnection, now: float | None = None) -> Figures:
     """Everything the page shows, in one background call."""
     moment = time.time() if now is None else now
     snapshot = get_metrics(conn)
-    return Figures(snapshot, get_health(conn), hourly_series(snapshot, moment))
+    return Figures(snapshot, Health.of(get_health(conn)), hourly_series(snapshot, moment))
 
 
 class CardWidget(QFrame):

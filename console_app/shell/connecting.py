@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from console_app.client.connection import API, HubConnection
+from console_app.client.history import get_health
 from shared import wire
 from shared.errors import BadRequest, Forbidden, NotSignedIn
 from shared.wire.auth import CallerView, IssuedToken, TokenRequest, TokenRevoked
@@ -113,7 +114,7 @@ def revoke_token(url: str, token: str, timeout: float = REVOKE_TIMEOUT_S) -> Non
 def read_info(conn: HubConnection) -> HubInfo:
     """The hub's health, the caller and the store; NotSignedIn for credentials the hub
     did not take, Forbidden for a caller that is not an owner."""
-    health = conn.typed(Health, "GET", f"{API}/health")
+    health = get_health(conn)
     user = conn.typed(CallerView, "GET", "/api/auth/me")
     if user.kind == "anonymous":
         raise NotSignedIn("The hub did not take these credentials")

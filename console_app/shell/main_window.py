@@ -29,8 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from console_app.client.connection import API, HubConnection
+from console_app.client.connection import HubConnection
 from console_app.client.errors import describe_error
+from console_app.client.history import get_health
 from console_app.session import HubSession
 from console_app.shell.banner import Banner
 from console_app.shell.icons import PAGE_ICONS, icon
@@ -47,7 +48,6 @@ from console_app.shell.screens import ScreenOpener, ScreenSpec
 from console_app.shell.status_bar import HubStatusBar
 from console_app.tasks import TaskManager
 from console_app.widgets import fit_on_screen
-from shared.wire.health import Health
 
 HEALTH_TIMEOUT_S = 5.0  # a hub slower than this to say "ok" counts as gone
 SEARCH_HOOKS = ("search", "search_edit")  # a page's search box, by attribute
@@ -56,7 +56,7 @@ SEARCH_HOOKS = ("search", "search_edit")  # a page's search box, by attribute
 def health_probe(url: str, token: str | None) -> tuple[Probe, Callable[[], None]]:
     """A probe on its own short-timeout connection, and how to close it."""
     conn = HubConnection(url, token, timeout=HEALTH_TIMEOUT_S)
-    return (lambda: conn.typed(Health, "GET", f"{API}/health")), conn.close
+    return (lambda: get_health(conn)), conn.close
 
 
 class MainWindow(QMainWindow):
