@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,20 +19,24 @@ import pytest
 
 from hub.auth import Caller
 from hub.cluster.runs import ClusterRuns
-from hub.limiting import Limits, carried_hit, database_limits
+from hub.limiting import CarryingHit, Limits, carried_hit, database_limits
 from hub.services.runs import JobRunner
 from hub.telemetry.hooks import RunTelemetry
 from shared.errors import TooManyRequests
 from tests.cluster.test_public_limit import (
     Counted,
+    blocked_on_lock,
     counted,
+    eventually,
     in_loop,
     live,
     running,
     spent,
+    ticked,
     two_nodes,
 )
 from tests.hub.conftest import HubProcess, assert_clean_log, launch_hub
+from tests.hub.test_faults import wait_until
 from tests.servers import fresh_database, query
 
 __all__ = ["counted"]  # the fixture, shared with test_public_limit
@@ -45,6 +48,17 @@ def settled(runs: ClusterRuns, job_id: str) -> bool:
     """``job_id`` is nowhere in ``runs``' books: no run, no row, nothing to delete."""
     return not (job_id in runs._runs or job_id in runs._written or job_id in runs._ended
                 or job_id in runs._landing)
+
+
+@contextlib.contextmanager
+def held_back(url: str, limits: Limits) -> Iterator[CarryingHit]:
+    """A carried hit for 10.0.0.1, while another connection's lock holds the row's INSERT
+    back (released after the block)."""
+    with psycopg.connect(url) as holder:
+        holder.execute("LOCK TABLE webhub_running IN EXCLUSIVE MODE")
+        hit = carried_hit(limits.public, "10.0.0.1")
+        assert hit is not None
+        yield hit
 
 
 @contextlib.asynccontextmanager
@@ -104,16 +118,13 @@ async def test_a_request_given_up_during_its_statement_leaves_no_row(
         counted: Counted) -> None:
     db = counted[0]
     async with warmed_pair(counted) as (runs, limits, url):
-        with psycopg.connect(url) as holder:  # its lock holds the row's INSERT back
-            holder.execute("LOCK TABLE webhub_running IN EXCLUSIVE MODE")
-            hit = carried_hit(limits.public, "10.0.0.1")
-            assert hit is not None
+        with held_back(url, limits) as hit:
             admitting = asyncio.ensure_future(runs.admit(live("gone"), hit))
-            await asyncio.sleep(0.3)
+            await blocked_on_lock(url)
             admitting.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await admitting
-            await asyncio.sleep(0.3)  # ticks meanwhile: none may delete before the INSERT
+            await ticked(runs)  # ticks meanwhile: none may delete before the INSERT
             assert "gone" in runs._landing and "gone" not in runs._ended
         await eventually(lambda: not running(db) and settled(runs, "gone"))
 
@@ -126,15 +137,13 @@ async def test_a_statement_outlasting_its_wait_has_its_row_deleted_once_over(
     async with warmed_pair(counted) as (runs, limits, url):
         assert limits.counters is not None
         limits.counters.wait_s = 0.2  # type: ignore[attr-defined]
-        with psycopg.connect(url) as holder:
-            holder.execute("LOCK TABLE webhub_running IN EXCLUSIVE MODE")
-            hit = carried_hit(limits.public, "10.0.0.1")
-            assert hit is not None
+        with held_back(url, limits) as hit:
             # Counted on this node alone; the row may still land: the run must not
             # write it again, and its end deletes it only once the statement is over.
             assert await runs.admit(live("slow"), hit)
             runs.leave("slow")
-            await asyncio.sleep(0.3)
+            await blocked_on_lock(url)
+            await ticked(runs)  # ticks meanwhile: none may delete before the INSERT
             assert "slow" in runs._landing and "slow" not in runs._ended
         await eventually(lambda: not running(db) and settled(runs, "slow"))
 
@@ -177,13 +186,6 @@ async def test_the_runner_admits_with_a_ticket_and_counts_refusals(counted: Coun
         await limits.close()
 
 
-async def eventually(done: object, seconds: float = 5.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not done():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "not within the time given"
-        await asyncio.sleep(0.05)
-
-
 # -- on real nodes ---------------------------------------------------------------------
 
 
@@ -191,8 +193,8 @@ JOBS = {"public_echo": "/*\nAccess: public\n*/\nreturn params"}
 
 
 @contextlib.contextmanager
-def two_hubs(tmp_path: Path, rate: int) -> Iterator[tuple[HubProcess, str]]:
-    """Node a (asked) beside a live node b, on a fresh PostgreSQL database, no Redis."""
+def two_hubs(tmp_path: Path, rate: int) -> Iterator[tuple[HubProcess, HubProcess, str]]:
+    """Nodes a and b, live side by side on a fresh PostgreSQL database, no Redis."""
     with fresh_database("postgresql", tmp_path) as url:
         env = {"WEBHUB_DB": url, "WEBJOB_HISTORY_STORE": "sql", "WEBHUB_NODE_TIMEOUT_S": "2",
                "WEBJOB_PUBLIC_RATE": str(rate), "WEBJOB_MAX_BODY_MB": "1"}
@@ -200,7 +202,7 @@ def two_hubs(tmp_path: Path, rate: int) -> Iterator[tuple[HubProcess, str]]:
         try:
             a = launch_hub(tmp_path / "a", {**env, "WEBHUB_NODE": "node-a"}, JOBS)
             try:
-                yield a, url
+                yield a, b, url
             finally:
                 a.stop()
                 assert_clean_log(a)
@@ -213,16 +215,17 @@ def rows(url: str) -> list[str]:
     return [str(r[0]) for r in query(url, "SELECT job_id FROM webhub_running")]
 
 
-def wait_until(done: object, seconds: float = 5.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not done():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "not within the time given"
-        time.sleep(0.05)  # another process's state: there is no event to await
+def held(url: str, first: bytes, rest: bytes) -> Iterator[bytes]:
+    """A body sent as ``first``, then ``rest`` once its request's row is there (admitted,
+    before its body is read)."""
+    yield first
+    wait_until(lambda: len(rows(url)) == 1)
+    yield rest
 
 
 @pytest.mark.cluster
 def test_the_row_is_there_while_the_body_is_read(tmp_path: Path) -> None:
-    with two_hubs(tmp_path, 100) as (a, url), a.client() as client:
+    with two_hubs(tmp_path, 100) as (a, _, url), a.client() as client:
         assert client.post(f"{API}/public_echo", json={}).status_code == 200
         wait_until(lambda: rows(url) == [])  # node a writes rows: b is alive
         seen: list[list[str]] = []
@@ -238,22 +241,24 @@ def test_the_row_is_there_while_the_body_is_read(tmp_path: Path) -> None:
         assert answer.status_code == 200 and '{"say":"hi"}' in answer.text
         assert seen == [[answer.headers["x-job-id"]]]  # the run is the admitted one
         wait_until(lambda: rows(url) == [])
-        bad = client.post(f"{API}/public_echo", content=b"{not json",
+        bad = client.post(f"{API}/public_echo", content=held(url, b"{not", b" json"),
                           headers={"content-type": "application/json"})
         assert bad.status_code == 400
         wait_until(lambda: rows(url) == [], 1.5)  # a body refused: its row gone in a tick
-        big = client.post(f"{API}/public_echo", content=b"x" * (2 << 20))
+        big = client.post(f"{API}/public_echo", content=held(url, b"x", b"x" * (2 << 20)))
         assert big.status_code == 413
         wait_until(lambda: rows(url) == [], 1.5)
 
 
 @pytest.mark.cluster
-def test_a_refused_request_gets_429_and_no_row_whatever_its_body(tmp_path: Path) -> None:
-    with two_hubs(tmp_path, 1) as (a, url), a.client() as client:
+def test_an_over_limit_request_gets_429_on_every_node_and_no_row_whatever_its_body(
+        tmp_path: Path) -> None:
+    with two_hubs(tmp_path, 1) as (a, b, url), a.client() as client, b.client() as other:
         assert client.post(f"{API}/public_echo", json={}).status_code == 200
         wait_until(lambda: rows(url) == [])
-        bad = client.post(f"{API}/public_echo", content=b"{not json",
-                          headers={"content-type": "application/json"})
-        big = client.post(f"{API}/public_echo", content=b"x" * (2 << 20))
-        assert (bad.status_code, big.status_code) == (429, 429), (bad.text, big.text)
+        for asked in (client, other):  # node b counts node a's hit: the limit is the cluster's
+            bad = asked.post(f"{API}/public_echo", content=b"{not json",
+                             headers={"content-type": "application/json"})
+            big = asked.post(f"{API}/public_echo", content=b"x" * (2 << 20))
+            assert (bad.status_code, big.status_code) == (429, 429), (bad.text, big.text)
         assert rows(url) == []
