@@ -263,9 +263,14 @@ class Catalog:
     async def import_files(self, overwrite: bool, by: str | None) -> dict[str, list[str]]:
         """Copy the jobs folder into the database store (see hub.store.importer)."""
         folder = self.files_dir
-        # Many saves to a database: off the event loop.
-        report = await asyncio.to_thread(self.store.import_folder, folder,
-                                         overwrite=overwrite, by=by)
+
+        def imported() -> dict[str, list[str]]:
+            if folder is None or not folder.is_dir():
+                raise BadRequest(f"There is no jobs folder to import from "
+                                 f"({folder or 'not set'}; see WEBJOB_JOBS_DIR)")
+            return self.store.import_folder(folder, overwrite=overwrite, by=by)
+        # Many saves to a database (and a look at the folder): off the event loop.
+        report = await asyncio.to_thread(imported)
         log.info("jobs folder %s imported by %s: %d copied, %d replaced, %d skipped", folder,
                  by or "unknown", len(report["copied"]), len(report["replaced"]),
                  len(report["skipped"]))

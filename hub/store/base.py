@@ -110,15 +110,12 @@ class JobStore(Protocol):
     def close(self) -> None:
         """At hub stop: stop listening (the store's database is its opener's)."""
         ...
-    def report_non_jobs(self) -> list[str]:
-        """What is kept beside the jobs but is no job the hub can route to, logged."""
-        ...
     def report_at_start(self) -> None:
         """What the store says once when the hub starts (a folder: its plain ``.js``
         files, which are no jobs); nothing where it has nothing to say then."""
         ...
-    def import_folder(self, folder: Path | None, *, overwrite: bool,
+    def import_folder(self, folder: Path, *, overwrite: bool,
                       by: str | None) -> dict[str, list[str]]:
-        """Copy the jobs folder ``folder`` in (see hub.store.importer); BadRequest
-        where the store is that folder's kind already or there is no folder."""
+        """Copy the jobs folder ``folder`` (there is one: the caller looked) in, see
+        hub.store.importer; BadRequest where the store is that folder's kind already."""
         ...

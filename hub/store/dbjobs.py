@@ -56,8 +56,9 @@ from hub.store.base import JOB_NAME_RE, DeletedJob, JobVersion, StoredJob, check
 from hub.store.dialects import Dialect
 from hub.store.files import FileJobStore, code_digest
 from hub.store.hubdb import Conflict, HubDatabase, Row, Tx, seconds_of
+from hub.store.importer import import_files
 from hub.store.jobcache import JobCache, Outage, Stamp
-from shared.errors import BadRequest, JobChanged, NotFound, StoreUnavailable, WebJobsError
+from shared.errors import JobChanged, NotFound, StoreUnavailable, WebJobsError
 
 if TYPE_CHECKING:
     from hub.store.notify import Listener
@@ -333,13 +334,8 @@ class DbJobStore:
     def database_kind(self) -> str | None:
         return self.db.kind
 
-    def import_folder(self, folder: Path | None, *, overwrite: bool,
+    def import_folder(self, folder: Path, *, overwrite: bool,
                       by: str | None) -> dict[str, list[str]]:
-        if folder is None or not folder.is_dir():
-            raise BadRequest(f"There is no jobs folder to import from ({folder or 'not set'}; "
-                             "see WEBJOB_JOBS_DIR)")
-        from hub.store.importer import import_files  # it imports this module
-
         return import_files(FileJobStore(folder), self, overwrite=overwrite, by=by)
 
     def close(self) -> None:
@@ -403,16 +399,10 @@ class DbJobStore:
         return True
 
     def report_at_start(self) -> None:
-        return None  # stray rows are listed when asked (report_non_jobs), not at each start
-
-    def report_non_jobs(self) -> list[str]:
-        """Rows whose names the hub cannot route to: say so."""
-        self.ensure_schema()
-        strays = sorted(str(r[0]) for r in self.db.read(f"SELECT Name FROM {JOB_TABLE}")
-                        if not JOB_NAME_RE.match(str(r[0])))
-        for name in strays:
-            log.info("%r in %s is not a usable job name; ignored", name, JOB_TABLE)
-        return strays
+        # Rows no job name matches come only from outside the hub (a save checks the
+        # name); the listings skip them, and reading the whole table at each start of
+        # each node to name them is not worth it.
+        return None
 
 
 def _job_tables(d: Dialect) -> list[str]:

@@ -16,13 +16,13 @@ import moves jobs, it does not edit them.
 
 from __future__ import annotations
 
-from hub.store.dbjobs import DbJobStore
+from hub.store.base import JobStore
 from hub.store.files import FileJobStore
 
 __all__ = ["import_files"]
 
 
-def import_files(source: FileJobStore, target: DbJobStore, *, overwrite: bool,
+def import_files(source: FileJobStore, target: JobStore, *, overwrite: bool,
                  by: str | None) -> dict[str, list[str]]:
     report: dict[str, list[str]] = {"copied": [], "skipped": [], "replaced": []}
     for job in source.list_jobs():
