@@ -186,11 +186,14 @@ def _hub_lifespan(hub: Hub, settings: Settings, tracer: RunTracer | None) -> Lif
                  "history in %s", settings.node, settings.max_concurrent,
                  settings.spare_workers, _where_jobs(settings), settings.history_store)
         # What start-up made lives as long as the hub: out of the collector's way, so its
-        # passes over the young objects of each request stay short.
+        # passes over the young objects of each request stay short. Its garbage is
+        # collected first, or the freeze would keep it for the process's life.
+        gc.collect()
         gc.freeze()
         try:
             yield
         finally:
+            gc.unfreeze()  # a process may make and stop many hubs (a test run does)
             for task in (pruner, sweeper):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
