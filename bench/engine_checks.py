@@ -15,6 +15,7 @@ import json
 import secrets
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,36 +37,46 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
+def run_with_cpu(
+    server: RunningServer, case: Case, level: str, duration_s: int, drain: Callable[[], None]
+) -> tuple[wrk_runner.WrkResult, proc_cpu.CpuPerRun]:
+    """One wrk run of `case` at `level` and the CPU the hub and all its workers (spares too)
+    used for it, from an idle tree before to an idle tree after its backlog: `drain` sends
+    the request that waits the backlog out, counted as a run, so what a spare worker makes
+    ahead for the next request is in it."""
+    spec, pid = server.spec, server.process.pid
+    before = proc_cpu.settle(pid)
+    run = wrk_runner.run_wrk(spec.base_url + case.path, case.headers(spec.headers), level,
+                             duration_s)
+    drain()
+    return run, proc_cpu.per_run(before, proc_cpu.settle(pid), run.requests + 1)
+
+
 def measure_cpu(
     server: RunningServer, case: Case, duration_s: int, warmup_s: int
 ) -> dict[str, Any]:
     """CPU per run of `case` on a running hub: a warm-up, one wrk run at CPU_LEVEL, then one
     request that waits out its backlog. The snapshots are taken with the hub idle."""
-    spec, pid = server.spec, server.process.pid
+    spec = server.spec
     url, headers = spec.base_url + case.path, case.headers(spec.headers)
     if warmup_s > 0:
         wrk_runner.run_wrk(url, headers, CPU_LEVEL, warmup_s)
-    before = proc_cpu.settle(pid)
-    run = wrk_runner.run_wrk(url, headers, CPU_LEVEL, duration_s)
-    answer = servers.http_get(url, headers, TIMEOUT_S)
-    problem = check_answer(case, answer.status, answer.body)
-    if problem is not None:
-        raise RuntimeError(f"{case.label} after the CPU run: {problem}")
-    cpu = proc_cpu.per_run(before, proc_cpu.settle(pid), run.requests + 1)
+
+    def answer_must_be_right() -> None:
+        answer = servers.http_get(url, headers, TIMEOUT_S)
+        problem = check_answer(case, answer.status, answer.body)
+        if problem is not None:
+            raise RuntimeError(f"{case.label} after the CPU run: {problem}")
+
+    run, cpu = run_with_cpu(server, case, CPU_LEVEL, duration_s, answer_must_be_right)
     hub_ms, workers_ms = cpu.hub_ms_per_run, cpu.workers_ms_per_run
     clean = run.errors == 0
     return {
         "job": case.label,
         "level": CPU_LEVEL,
         "duration_s": duration_s,
-        "runs": cpu.runs,
+        **cpu.to_json(),
         "errors": run.errors,
-        "hub_cpu_ms": cpu.hub_ms,
-        "workers_cpu_ms": cpu.workers_ms,
-        "workers_seen": cpu.workers_seen,
-        "tick_ms": proc_cpu.TICK_MS,
-        "hub_ms_per_run": round(hub_ms, 3),
-        "workers_ms_per_run": round(workers_ms, 3),
         "hub_target_ms": HUB_CPU_TARGET_MS,
         "workers_target_ms": WORKER_CPU_TARGET_MS,
         "hub_verdict": verdict(clean and hub_ms <= HUB_CPU_TARGET_MS),

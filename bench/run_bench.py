@@ -191,7 +191,8 @@ def measure_case(server: RunningServer, case: Case, warmup_s: int, duration_s: i
                 wrk_runner.run_wrk(url, headers, level, warmup_s)
                 drain(server, case)
             if case.cpu_per_run and level == engine_checks.CPU_LEVEL:
-                row.runs[level], row.cpu = measure_with_cpu(server, case, level, duration_s)
+                row.runs[level], row.cpu = engine_checks.run_with_cpu(
+                    server, case, level, duration_s, lambda: drain(server, case))
             else:
                 row.runs[level] = wrk_runner.run_wrk(url, headers, level, duration_s)
                 drain(server, case)
@@ -201,20 +202,6 @@ def measure_case(server: RunningServer, case: Case, warmup_s: int, duration_s: i
         cpu = f"; {cpu_summary(row.cpu)}" if row.cpu and level == engine_checks.CPU_LEVEL else ""
         say(f"  [{spec.name}] {case.label} {level}: {run_summary(row.runs[level])}{cpu}")
     return row
-
-
-def measure_with_cpu(
-    server: RunningServer, case: Case, level: str, duration_s: int
-) -> tuple[wrk_runner.WrkResult, proc_cpu.CpuPerRun]:
-    """One measured run and the CPU the hub and all its workers (spares too) used for it,
-    from an idle tree before to an idle tree after its backlog (the drain request counted
-    as a run), so what a spare worker makes ahead for the next request is in it."""
-    spec, pid = server.spec, server.process.pid
-    before = proc_cpu.settle(pid)
-    run = wrk_runner.run_wrk(spec.base_url + case.path, case.headers(spec.headers), level,
-                             duration_s)
-    drain(server, case)
-    return run, proc_cpu.per_run(before, proc_cpu.settle(pid), run.requests + 1)
 
 
 def cpu_summary(cpu: proc_cpu.CpuPerRun) -> str:
