@@ -202,11 +202,7 @@ def test_a_worker_killed_from_outside_is_never_handed_a_run(small: EngineHarness
     pool = small.engine.pool
 
     async def kill_idle_then_take() -> tuple[list[int], WorkerProcess | None]:
-        async with asyncio.timeout(10):  # a worker that just ran gets ready again first
-            while not pool._idle:
-                became_idle = asyncio.get_running_loop().create_future()
-                pool._idle_watchers.append(became_idle)
-                await became_idle
+        assert await pool.wait_idle(10)  # a worker that just ran gets ready again first
         killed = [worker.pid for worker in pool._idle]
         for pid in killed:
             os.kill(pid, signal.SIGKILL)
