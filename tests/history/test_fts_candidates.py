@@ -86,7 +86,7 @@ def test_a_local_history_file_with_the_old_index_is_upgraded(tmp_path: Path) -> 
     finally:
         store.close()
     assert "detail" not in _index_sql(tmp_path / FILE_NAME)
-    assert upgrade_local_history(tmp_path)[-1] == "0006"
+    assert upgrade_local_history(tmp_path)[-1] == "0007"
     assert _index_sql(tmp_path / FILE_NAME).endswith(
         "tokenize='trigram', detail=none, columnsize=0)")
     store = open_local_history(tmp_path)
@@ -101,7 +101,7 @@ def test_a_hub_database_with_the_old_index_is_upgraded(tmp_path: Path) -> None:
     store = SqlHistoryStore(open_hub_database(f"sqlite:///{path}"), own_db=True)
     try:
         _made_old(store, path)
-        assert upgrade(store.db)[-1] == "0006"
+        assert upgrade(store.db)[-1] == "0007"
         assert "detail=none, columnsize=0" in _index_sql(path)
         _still_found(store)
     finally:

@@ -135,9 +135,9 @@ def test_an_upgrade_keeps_every_row_of_a_database_made_before_migrations(
         fill_with_old_stores(db)
         before = snapshot(db)
         assert current_revision(db) is None
-        assert pending_migrations(db) == ["0001", "0002", "0003", "0004", "0005", "0006"]
+        assert pending_migrations(db) == ["0001", "0002", "0003", "0004", "0005", "0006", "0007"]
     with opened(url) as db:
-        assert upgrade(db) == ["0001", "0002", "0003", "0004", "0005", "0006"]
+        assert upgrade(db) == ["0001", "0002", "0003", "0004", "0005", "0006", "0007"]
         assert snapshot(db) == before
         assert current_revision(db) == head_revision() and pending_migrations(db) == []
         # The stores still read what they wrote (and their own DDL is harmless now).
@@ -223,7 +223,7 @@ def test_two_upgrades_started_at_once_both_succeed(url: str) -> None:
     for thread in threads:
         thread.join(timeout=120)
     assert not failures, failures
-    assert sorted(applied) == [[], ["0001", "0002", "0003", "0004", "0005", "0006"]]
+    assert sorted(applied) == [[], ["0001", "0002", "0003", "0004", "0005", "0006", "0007"]]
     with opened(url) as db:
         assert pending_migrations(db) == []
         assert db.read("SELECT version_num FROM alembic_version") == [(head_revision(),)]
@@ -247,7 +247,8 @@ def test_a_database_newer_than_the_code_is_refused(kind: str, tmp_path: Path) ->
 
 def test_the_local_history_file_is_versioned_and_keeps_its_vacuum_mode(
         tmp_path: Path) -> None:
-    assert upgrade_local_history(tmp_path) == ["0001", "0002", "0003", "0004", "0005", "0006"]
+    assert upgrade_local_history(tmp_path) == [
+        "0001", "0002", "0003", "0004", "0005", "0006", "0007"]
     assert upgrade_local_history(tmp_path) == []
     conn = sqlite3.connect(tmp_path / "history.db")
     try:
@@ -279,6 +280,22 @@ def test_history_search_on_postgresql_can_read_the_trigram_index(tmp_path: Path)
         assert [r.job_id for r in found] == ["r42"]
 
 
+def test_the_trigram_index_keeps_a_short_pending_list(tmp_path: Path) -> None:
+    """Every search reads the GIN pending list whole: 0007 keeps it at 64 kB, not 4 MB,
+    and runs written past that are still found."""
+    with database_url("postgresql", tmp_path) as url, opened(url) as db:
+        upgrade(db)
+        options = db.read("SELECT reloptions FROM pg_class WHERE relname = ?",
+                          ("webjob_runs_search_trgm",))
+        assert "gin_pending_list_limit=64" in str(options), options
+        store = SqlHistoryStore(db)
+        words = " ".join(f"w{i:05d}x" for i in range(60))
+        for batch in range(6):
+            store.put([run(f"p{batch}-{i}", params={"note": f"{words} {batch}-{i}"})
+                       for i in range(100)])
+        assert len(store.search(HistoryQuery(search="W00059X 5-42"))) == 1
+
+
 @contextlib.contextmanager
 def plain_role_database(tmp_path: Path) -> Iterator[str]:
     """A fresh database and a login role that may make tables in it but not
@@ -299,7 +316,7 @@ def test_without_pg_trgm_the_upgrade_warns_and_search_keeps_its_scan(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with plain_role_database(tmp_path) as url, opened(url) as db:
         with caplog.at_level(logging.WARNING, logger="webhub.db"):
-            assert upgrade(db) == ["0001", "0002", "0003", "0004", "0005", "0006"]
+            assert upgrade(db) == ["0001", "0002", "0003", "0004", "0005", "0006", "0007"]
         assert "history search keeps its scan" in caplog.text
         assert "pg_trgm" in caplog.text
         indexes = {r[0] for r in db.read("SELECT indexname FROM pg_indexes "
@@ -330,13 +347,13 @@ def test_webhub_db_current_and_upgrade(tmp_path: Path) -> None:
         newer = _webhub(env, "db", "current")
     assert before.returncode == 0, before.stderr
     assert before.stdout == ("hub database: at no revision (tables made before migrations, "
-                             "or none)\n  pending: 0001, 0002, 0003, 0004, 0005, 0006 "
-                             "(newest: 0006)\n")
+                             "or none)\n  pending: 0001, 0002, 0003, 0004, 0005, 0006, "
+                             "0007 (newest: 0007)\n")
     assert upgraded.returncode == 0, upgraded.stderr
-    assert upgraded.stdout == ("hub database: applied 0001, 0002, 0003, 0004, 0005, 0006; "
-                               "at 0006\n")
-    assert after.stdout == "hub database: at 0006\n  pending: none (newest: 0006)\n"
-    assert again.stdout == "hub database: nothing to do; at 0006\n"
+    assert upgraded.stdout == ("hub database: applied 0001, 0002, 0003, 0004, 0005, 0006, "
+                               "0007; at 0007\n")
+    assert after.stdout == "hub database: at 0007\n  pending: none (newest: 0007)\n"
+    assert again.stdout == "hub database: nothing to do; at 0007\n"
     assert newer.returncode == 2 and newer.stdout == "hub database: at 9001\n"
     assert re.fullmatch(r"webhub: SYS-500: .*revision 9001, which this hub does not know.*\n",
                         newer.stderr), newer.stderr
@@ -366,5 +383,5 @@ def test_a_hub_started_on_a_database_made_before_migrations_upgrades_it(
     for table in ("users", "api_tokens", "IQXNetWebJob", "IQXNetWebJobVersion",
                   "IQXNetWebJobSchedule", "IQXNetWebJobSecret"):
         assert kept[table] == before[table], table
-    assert "upgraded to schema revision 0006" in hub.log_text()
+    assert "upgraded to schema revision 0007" in hub.log_text()
     assert_clean_log(hub)
