@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from hub.history.record import Caller, RunRecord
 from shared.text import clean_text
 
@@ -131,15 +129,6 @@ def _opt_float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _loads(stored: str) -> Any:
-    """JSON as stored. orjson decodes a page of records about 3× faster; it refuses an
-    escaped lone surrogate, which the stdlib decoder reads (a record never lost)."""
-    try:
-        return orjson.loads(stored)
-    except orjson.JSONDecodeError:
-        return json.loads(stored)
-
-
 def unflatten(row: dict[str, Any]) -> RunRecord:
     """The record a :func:`flatten` row came from."""
     caller = Caller(row["caller_kind"], row["caller_id"], row["caller_name"],
@@ -148,13 +137,13 @@ def unflatten(row: dict[str, Any]) -> RunRecord:
         job_id=row["job_id"], job_name=row["job_name"], source=row["source"], caller=caller,
         started=float(row["started"]), node=row["node"], ref=row["ref"],
         outcome=row["outcome"], job_version=_opt_int(row["job_version"]),
-        method=row["method"] or "", params=_loads(row["params"]), code=row["code"],
+        method=row["method"] or "", params=json.loads(row["params"]), code=row["code"],
         message=row["message"], limit=row["limit_kind"],
         http_status=_opt_int(row["http_status"]), result=row["result"],
         result_truncated=bool(row["result_truncated"]), result_size=int(row["result_size"]),
         result_type=row["result_type"], result_format=row["result_format"],
-        logs=tuple(_loads(row["logs"])), logs_truncated=bool(row["logs_truncated"]),
-        calls=tuple(_loads(row["calls"])), ended=_opt_float(row["ended"]),
+        logs=tuple(json.loads(row["logs"])), logs_truncated=bool(row["logs_truncated"]),
+        calls=tuple(json.loads(row["calls"])), ended=_opt_float(row["ended"]),
         runtime_ms=_opt_int(row["runtime_ms"]), cpu_ms=_opt_int(row["cpu_ms"]),
         schedule_id=row["schedule_id"], schedule_name=row["schedule_name"])
 
