@@ -26,9 +26,11 @@ from tests.engine.battery import (
 )
 from tests.engine.conftest import EngineHarness, body_json
 
-# SHORT's CPU budget with room in time: 400 ms of CPU on a loaded machine can take longer
-# than SHORT's 1.5 s, and then the runtime limit would end the run first.
+# SHORT's CPU budget with more room in time: 400 ms of CPU on a loaded machine can take
+# longer than SHORT's runtime, and then the runtime limit would end the run first.
 CPU_BOUND = Limits(runtime_ms=15_000, memory_mb=128, cpu_ms=400)
+# For the run meant to end at its runtime limit: it does, however slow the machine.
+HANGS = Limits(runtime_ms=1_500, memory_mb=128, cpu_ms=400)
 
 
 @pytest.fixture(autouse=True)
@@ -216,6 +218,8 @@ def test_escape_fails_cleanly(engine: EngineHarness, source: str, code: str, fra
     limits: dict[str, Any] = {} if bomb else {"limits": SHORT}
     if "CPU limit" in fragment:  # the CPU must run out first, however busy the machine
         limits = {"limits": CPU_BOUND}
+    elif "runtime limit" in fragment:
+        limits = {"limits": HANGS}
     assert_failed(engine.run(source, isolation=isolation, **limits), code, fragment)
     assert_healthy(engine)
 

@@ -48,8 +48,7 @@ def tried(trick: str) -> str:
 def test_rewritten_typed_arrays_break_only_the_job(engine: EngineHarness, trick: str,
                                                    live: bool, isolation: str) -> None:
     result = engine.run(tried(trick) + WORK, live=live, isolation=isolation)
-    assert result.runtime_ms < 3000  # it ends at once, not at the runtime limit
-    got = body_json(result)
+    got = body_json(result)  # a run hung to its runtime limit fails here with JOB-003
     assert got == {"ok": True, "mac": MAC, "uuid": 36, "few": 5, "caught": 0,
                    "text": "ünïcödé ✓", "refused": REFUSED[isolation]}
     assert [line.message for line in result.logs] == ["logged ✓ after the trick"]
