@@ -17,8 +17,10 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Page
+from pytestqt.exceptions import TimeoutError as QtWaitTimeout
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -100,7 +102,7 @@ def live_window(qtbot: QtBot, connection: HubConnection,
     qtbot.waitUntil(lambda: window.closed_cleanly, timeout=WAIT_MS)
 
 
-def wait_started(qtbot: QtBot, window: DebuggerWindow) -> None:
+def wait_started(qtbot: QtBot, window: DebuggerWindow, hub: ConsoleHub) -> None:
     """Until the live session is attached, or it failed: then the test says why (the
     window's banner) instead of only that a signal never came."""
     seen: list[str] = []
@@ -108,8 +110,22 @@ def wait_started(qtbot: QtBot, window: DebuggerWindow) -> None:
     window.sig_error.connect(lambda code: seen.append(f"error {code}"))
     # A session starts in well under a second; the bound is for a machine the rest of
     # the suite keeps busy (a bundle build beside it takes both cores for a while).
-    qtbot.waitUntil(lambda: bool(seen), timeout=3 * WAIT_MS)
+    try:
+        qtbot.waitUntil(lambda: bool(seen), timeout=3 * WAIT_MS)
+    except QtWaitTimeout:  # once seen on a CI run: say where it stood
+        pytest.fail(f"no answer to the attach: {stalled_attach(window, hub)}")
     assert seen[0] == "started", f"{seen[0]}: {window.banner.text()}"
+
+
+def stalled_attach(window: DebuggerWindow, hub: ConsoleHub) -> str:
+    """What the console's tasks, the hub and its log say of an attach with no answer."""
+    try:
+        answer = httpx.get(f"{hub.url}/api/webjobs/healthz", timeout=5).status_code
+    except httpx.HTTPError as err:
+        answer = type(err).__name__
+    tasks = window.session.tasks
+    return (f"tasks pending {len(tasks._tasks)}, reports {len(tasks._reports)}; "
+            f"hub healthz {answer}; hub log tail:\n{hub.process.log_text()[-3000:]}")
 
 
 def goto(url: str) -> Job:
@@ -128,9 +144,10 @@ def submit(page: Page) -> str:
 
 def test_live_session_drives_the_browser(qtbot: QtBot, tab: BrowserThread,
                                          live_window: tuple[DebuggerWindow, list[str]],
-                                         qtmodeltester: ModelTester) -> None:
+                                         qtmodeltester: ModelTester,
+                                         console_hub: ConsoleHub) -> None:
     window, opened = live_window
-    wait_started(qtbot, window)
+    wait_started(qtbot, window, console_hub)
     assert window.state.phase == Phase.WAITING and "Go" in window.source_view.text()
     window.open_page()
     assert opened == [window.page_url] and "?_debug=dbg_" in window.page_url
