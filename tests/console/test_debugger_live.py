@@ -120,7 +120,7 @@ def wait_started(qtbot: QtBot, window: DebuggerWindow, hub: ConsoleHub) -> None:
 def stalled_attach(window: DebuggerWindow, hub: ConsoleHub) -> str:
     """What the console's tasks, the hub and its log say of an attach with no answer."""
     try:
-        answer = httpx.get(f"{hub.url}/api/webjobs/healthz", timeout=5).status_code
+        answer = str(httpx.get(f"{hub.url}/api/webjobs/healthz", timeout=5).status_code)
     except httpx.HTTPError as err:
         answer = type(err).__name__
     tasks = window.session.tasks
