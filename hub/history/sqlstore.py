@@ -345,14 +345,8 @@ class SqlHistoryStore:
 
     def search(self, query: HistoryQuery) -> list[RunRecord]:
         sql, params = self.search_statement(query)
-        if not (query.search and self.db.dialect.name == "postgresql"):
-            return [_record(row) for row in self.db.read(sql, self._bind(params))]
-        with self.db.transaction() as tx:
-            # A plan made for this very term: a driver's prepared statement soon gets
-            # a generic plan, which reads the trigram index for a common term too (every
-            # match, then a sort) where the newest rows would have found a page at once.
-            tx.read("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)")
-            rows = tx.read(sql, self._bind(params))
+        # A plan made for this very term (see HubDatabase.read).
+        rows = self.db.read(sql, self._bind(params), fresh_plan=bool(query.search))
         return [_record(row) for row in rows]
 
     def search_statement(self, query: HistoryQuery) -> tuple[str, list[Any]]:

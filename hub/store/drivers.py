@@ -44,7 +44,8 @@ class SqliteDriver:
         return True
 
     @staticmethod
-    def execute(conn: Any, sql: str, params: Sequence[Any]) -> Any:
+    def execute(conn: Any, sql: str, params: Sequence[Any], *,
+                fresh_plan: bool = False) -> Any:
         return conn.execute(sql, list(params))
 
     @staticmethod
@@ -132,7 +133,10 @@ class OdbcDriver:
         return True
 
     @staticmethod
-    def execute(conn: Any, sql: str, params: Sequence[Any]) -> Any:
+    def execute(conn: Any, sql: str, params: Sequence[Any], *,
+                fresh_plan: bool = False) -> Any:
+        """Every statement is planned for its values (``fresh_plan`` or not): on a new
+        cursor, psqlODBC sends it as an unnamed statement."""
         cursor = conn.cursor()
         cursor.execute(sql, list(params))
         return cursor

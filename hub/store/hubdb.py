@@ -69,7 +69,8 @@ class _Driver(Protocol):
     def dialect(self) -> Dialect: ...
     def connect(self) -> Any: ...
     def usable(self, conn: Any, idle_s: float) -> bool: ...
-    def execute(self, conn: Any, sql: str, params: Sequence[Any]) -> Any: ...
+    def execute(self, conn: Any, sql: str, params: Sequence[Any], *,
+                fresh_plan: bool = False) -> Any: ...
     def begin(self, conn: Any) -> None: ...
     def end(self, conn: Any, *, commit: bool) -> None: ...
     def new_id(self, cursor: Any) -> int | None: ...
@@ -190,12 +191,19 @@ class HubDatabase:
 
     # -- statements -------------------------------------------------------------
 
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """Rows of a query that changes nothing (sent again if the connection is lost)."""
+    def read(self, sql: str, params: Sequence[Any] = (), *,
+             fresh_plan: bool = False) -> list[Row]:
+        """Rows of a query that changes nothing (sent again if the connection is lost).
+
+        ``fresh_plan``: planned for these very values, never from a plan kept for the
+        statement text. PostgreSQL soon gives a prepared statement a generic plan, and
+        for a search that plan reads every match of a common term where the newest rows
+        would have filled a page at once. psycopg sends such a read as an unnamed
+        statement; psqlODBC sends every statement so (a new cursor each time)."""
         if _changes_rows(sql):
             raise InternalError("A statement that changes rows was sent as a read "
                                 "(it would be sent again): use write_returning")
-        return self._once(lambda tx: tx.read(sql, params), retry=True)
+        return self._once(lambda tx: tx.read(sql, params, fresh_plan=fresh_plan), retry=True)
 
     def write_returning(self, sql: str, params: Sequence[Any] = (), *,
                         resend: bool = False) -> list[Row]:

@@ -132,10 +132,13 @@ class PsycopgDriver:
     # -- statements -----------------------------------------------------------------
 
     @staticmethod
-    def execute(conn: Any, sql: str, params: Sequence[Any]) -> Any:
+    def execute(conn: Any, sql: str, params: Sequence[Any], *,
+                fresh_plan: bool = False) -> Any:
+        """``fresh_plan``: never prepared (psycopg prepares a statement sent often)."""
+        prepare = False if fresh_plan else None
         if not params:  # sent as it is: no placeholders to fill, ``%`` means itself
-            return conn.execute(sql)
-        return conn.execute(placeholders(sql), list(params))
+            return conn.execute(sql, prepare=prepare)
+        return conn.execute(placeholders(sql), list(params), prepare=prepare)
 
     def begin(self, conn: Any) -> None:
         conn.execute("BEGIN")

@@ -38,14 +38,16 @@ class Tx:
         self.conn = conn
         self.dialect = db.dialect
 
-    def _execute(self, sql: str, params: Sequence[Any]) -> Any:
+    def _execute(self, sql: str, params: Sequence[Any], fresh_plan: bool = False) -> Any:
         try:
-            return self.db.driver.execute(self.conn, sql, params)
+            return self.db.driver.execute(self.conn, sql, params, fresh_plan=fresh_plan)
         except Exception as exc:
             raise self.db.translate(exc) from None
 
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        cursor = self._execute(sql, params)
+    def read(self, sql: str, params: Sequence[Any] = (), *,
+             fresh_plan: bool = False) -> list[Row]:
+        """The rows; ``fresh_plan``: see :meth:`HubDatabase.read`."""
+        cursor = self._execute(sql, params, fresh_plan)
         try:
             if cursor.description is None:   # psqlODBC: a RETURNING that matched no row
                 return []
