@@ -43,6 +43,7 @@ from tests.hub.fuzz_support import (
     ndjson_lines,
     percent,
     query_of,
+    raw_bytes,
     raw_request,
     send,
     whole_pool,
@@ -232,6 +233,37 @@ def test_headers(hub: HubProcess, client: httpx.Client, pool: int) -> None:
                     # Optional white space around a value is not part of it (RFC 9110).
                     assert seen.get(name, "").strip(" \t") == \
                         value.decode("latin-1").strip(" \t"), answer.describe()
+
+    case()
+    assert_normal_run_recorded(client, hub)
+
+
+# Bytes uvicorn's parser refuses before any route sees them.
+NOT_HTTP = [b"GARBAGE\r\n\r\n", b"\x00\xff\xfe\r\n\r\n",
+            b"GET /api/webjobs/public_ping HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+            b"POST /api/webjobs/public_ping HTTP/1.1\r\nHost: x\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\nzz\r\n"]
+
+
+@pytest.mark.parametrize("wire", NOT_HTTP)
+def test_bytes_that_are_not_http_get_a_coded_failure(hub: HubProcess, wire: bytes) -> None:
+    answer = raw_bytes(hub.url, wire)
+    assert answer.status == 400, answer.describe()
+    assert answer.content_type == "application/json", answer.describe()
+    assert json.loads(answer.body)["code"] == "HUB-001", answer.describe()
+    assert answer.headers.get("x-content-type-options") == "nosniff", answer.describe()
+
+
+def test_any_bytes_on_the_wire(hub: HubProcess, client: httpx.Client, pool: int) -> None:
+    @FUZZ
+    @example(wire=NOT_HTTP[0])
+    @given(wire=st.one_of(st.binary(max_size=200), st.binary(max_size=80).map(
+        lambda junk: b"GET /api/webjobs/public_ping HTTP/1.1\r\nHost: x\r\n" + junk
+        + b"\r\n\r\n")))
+    def case(wire: bytes) -> None:
+        answer = raw_bytes(hub.url, wire)
+        if answer.status:  # a request cut short may be closed without an answer
+            settle(client, hub, pool, answer)
 
     case()
     assert_normal_run_recorded(client, hub)
