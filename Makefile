@@ -105,7 +105,8 @@ TEST_WORKERS ?= 2
 COVERAGE := --cov --cov-report=
 test: setup lint
 	@bash .ci/services.sh
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not stops_postgresql" $(COVERAGE)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not stops_postgresql" $(COVERAGE) \
+		--durations=30 --durations-min=5
 	$(PY) -m pytest -q -m stops_postgresql $(COVERAGE) --cov-append
 	$(PY) -m coverage report --skip-covered --skip-empty --sort=cover | tail -n 4
 	$(PY) -m coverage report --include='shared/*' --fail-under=100
