@@ -66,11 +66,12 @@ class AnswerLost:
         self.times = times
         self.sent: list[str] = []
 
-    def __call__(self, conn: Any, sql: str, params: Sequence[Any]) -> Any:
+    def __call__(self, conn: Any, sql: str, params: Sequence[Any], *,
+                 fresh_plan: bool = False) -> Any:
         if not self.chosen(sql):
-            return self.real(conn, sql, params)
+            return self.real(conn, sql, params, fresh_plan=fresh_plan)
         session = _session(self.kind, conn)
-        cursor = self.real(conn, sql, params)
+        cursor = self.real(conn, sql, params, fresh_plan=fresh_plan)
         self.sent.append(sql)
         if len(self.sent) > self.times:
             return cursor
