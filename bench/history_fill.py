@@ -73,7 +73,7 @@ class Draw(NamedTuple):
     page: int
     rows: int
     runtime: int | None
-    count: int
+    result_count: int
     rare: bool
 
 
@@ -101,7 +101,7 @@ def _record(d: Draw) -> RunRecord:
         params={"customer": d.customer, "mode": d.word, "page": d.page},
         code="JOB-001" if failed else None,
         message=(RARE if d.rare else "upstream timeout") if failed else None,
-        result=None if failed else f'{{"ok":true,"count":{d.count}}}', result_size=30,
+        result=None if failed else f'{{"ok":true,"count":{d.result_count}}}', result_size=30,
         result_type="json", result_format="application/json",
         logs=({"level": "log", "message": f"start {d.word} for {d.customer}", "ms": 1},
               {"level": "log", "message": f"{d.rows} rows", "ms": 5}),
@@ -119,7 +119,7 @@ def _row(d: Draw) -> tuple[Any, ...]:
     logs = (f'[{{"level": "log", "message": "{first}", "ms": 1}}, '
             f'{{"level": "log", "message": "{d.rows} rows", "ms": 5}}]')
     message = (RARE if d.rare else "upstream timeout") if failed else None
-    result = None if failed else f'{{"ok":true,"count":{d.count}}}'
+    result = None if failed else f'{{"ok":true,"count":{d.result_count}}}'
     search = "\n".join((job_name, params, result or "", f"{first}\n{d.rows} rows",
                         message or "", caller)).casefold()
     runtime = d.runtime
