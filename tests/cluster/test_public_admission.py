@@ -31,6 +31,7 @@ from tests.cluster.test_public_limit import (
     in_loop,
     live,
     running,
+    sent_since,
     spent,
     ticked,
     two_nodes,
@@ -95,7 +96,8 @@ async def test_admission_is_one_statement_with_the_row(counted: Counted) -> None
             hit = carried_hit(limits.public, "10.0.0.1")
             assert hit is not None and runs.carries_rows
             assert await runs.admit(live(job_id), hit)
-            assert spent(proxy, before) == 1  # the hit, the row, the ended row's delete
+            # the hit, the row, the ended row's delete
+            assert spent(proxy, before) == 1, sent_since(proxy, before)
             assert running(db) == [job_id]
             runs.leave(job_id)
         before = proxy.snapshot()
@@ -103,12 +105,12 @@ async def test_admission_is_one_statement_with_the_row(counted: Counted) -> None
         assert hit is not None
         with pytest.raises(TooManyRequests):  # refused by the database: no row
             await runs.admit(live("run-3"), hit)
-        assert spent(proxy, before) == 1
+        assert spent(proxy, before) == 1, sent_since(proxy, before)
         assert running(db) == [] and settled(runs, "run-3")  # run-2's row went with it
         before = proxy.snapshot()
         with pytest.raises(TooManyRequests):  # known refused: no statement, no row
             carried_hit(limits.public, "10.0.0.1")
-        assert spent(proxy, before) == 0
+        assert spent(proxy, before) == 0, sent_since(proxy, before)
     finally:
         await limits.close()
 

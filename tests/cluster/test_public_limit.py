@@ -117,6 +117,12 @@ def spent(proxy: CountingProxy, before: object) -> int:
     return int(proxy.snapshot().minus(before).kinds["hub"])  # type: ignore[arg-type]
 
 
+def sent_since(proxy: CountingProxy, before: object) -> list[str]:
+    """What was sent since ``before``, by text (for a failed count to say what came)."""
+    texts = proxy.snapshot().minus(before).texts  # type: ignore[arg-type]
+    return [f"{n} x {text[:160]}" for text, n in texts.items() if n]
+
+
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql", "postgresql-odbc"])
 def test_ended_rows_go_with_the_next_rows_statement(kind: str, tmp_path: Path) -> None:
     with database_nodes(kind, tmp_path) as node:
@@ -141,16 +147,16 @@ async def test_a_public_run_costs_at_most_two_statements(counted: Counted) -> No
         before = proxy.snapshot()
         await limits.public.admit("10.0.0.1")
         await runs.enter(live("run-1"))
-        assert spent(proxy, before) == 2  # the hit; the row, run-0's going with it
+        assert spent(proxy, before) == 2, sent_since(proxy, before)  # the hit; the row, run-0's
         assert running(db) == ["run-1"]
         before = proxy.snapshot()
         with pytest.raises(TooManyRequests):  # refused by the database: one statement
             await limits.public.admit("10.0.0.1")
-        assert spent(proxy, before) == 1
+        assert spent(proxy, before) == 1, sent_since(proxy, before)
         before = proxy.snapshot()
         with pytest.raises(TooManyRequests):  # known refused: no statement
             await limits.public.admit("10.0.0.1")
-        assert spent(proxy, before) == 0
+        assert spent(proxy, before) == 0, sent_since(proxy, before)
     finally:
         await limits.close()
 
