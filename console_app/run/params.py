@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from console_app.history.masked import masked_places
 
 SETTINGS_GROUP = "run-params"
-# How history shows a value it masked (hub/history/record.py): never a real parameter.
+PLACEHOLDER = '{"department": 1}'
 
 def console_settings() -> QSettings:
     """The console's settings in the default format (tests point it at a tmp dir with
@@ -77,8 +77,13 @@ class ParamsDialog(QDialog):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Run {name} with parameters")
-        self.editor = QPlainTextEdit(json.dumps(params, indent=2, ensure_ascii=False))
+        # No parameters is an empty box showing an example, as in the editor's panel.
+        self.editor = QPlainTextEdit(json.dumps(params, indent=2, ensure_ascii=False)
+                                     if params else "")
+        self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.editor.setPlaceholderText(PLACEHOLDER)
         self.problem = QLabel("")
+        self.problem.setWordWrap(True)  # a long parse error must not widen the dialog
         self.problem.setStyleSheet("color: #e53935")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel)
@@ -112,7 +117,7 @@ class ParamsPanel(QWidget):
         super().__init__(parent)
         self.editor = QPlainTextEdit()
         self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.editor.setPlaceholderText('{"department": 1}')
+        self.editor.setPlaceholderText(PLACEHOLDER)
         self.editor.setTabChangesFocus(True)
         self.problem = QLabel("")
         self.problem.setWordWrap(True)

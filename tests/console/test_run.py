@@ -15,6 +15,7 @@ from console_app.run.console import LEVEL_ROLE, ConsoleModel
 from console_app.run.dialog import RunDialog, pick_run
 from console_app.run.json_tree import VALUE_ROLE, JsonTreeModel, build_tree
 from console_app.run.params import (
+    PLACEHOLDER,
     ParamsDialog,
     has_masked,
     parse_params,
@@ -188,6 +189,19 @@ def test_params_dialog_and_memory(qtbot: QtBot, private_settings: Path) -> None:
     assert remembered_params("http://hub", "report") == {"department": 2}
     assert remembered_params("http://other", "report") == {}
     assert list(private_settings.rglob("*.ini"))
+
+
+def test_params_dialog_keeps_its_width_and_shows_an_example(qtbot: QtBot) -> None:
+    dialog = ParamsDialog("report", {})
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.editor.toPlainText() == "" and dialog.params() == {}
+    assert dialog.editor.placeholderText() == PLACEHOLDER
+    width = dialog.width()
+    dialog.editor.setPlainText("{" + "x" * 300)  # a long parse error
+    qtbot.waitUntil(lambda: "Not JSON" in dialog.problem.text())
+    dialog.adjustSize()
+    assert dialog.width() <= width + 20, (width, dialog.width())
 
 
 def test_one_key_and_one_item_are_singular() -> None:
