@@ -32,6 +32,7 @@ class Navigator(QObject):
     sig_open_history = Signal(dict)          # filters: {"job": ..., "schedule": ...}
     sig_open_schedules = Signal(str)         # job name ('' for all)
     sig_jobs_changed = Signal()              # a save, upload, delete or restore happened
+    sig_run_ended = Signal(str)              # job name: a run this console watched ended
 
 
 @dataclass

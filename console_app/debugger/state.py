@@ -44,8 +44,8 @@ class Phase(Enum):
 def value_text(desc: DebugValue) -> str:
     """How a described value reads in the Value column."""
     kind = desc.type
-    if kind == "tdz":
-        return "<tdz>"
+    if kind == "tdz":  # the temporal dead zone, in words a job's author reads
+        return "<not initialised yet>"
     if kind == "undefined":
         return "undefined"
     if kind == "array":

@@ -276,7 +276,11 @@ class DebuggerWindow(DebuggerDriving):
         outcome = self.state.outcome_text()
         self.result_view.show_outcome(outcome, self.state.result_text())
         self.bottom_tabs.setCurrentWidget(self.result_view)
+        # The run is over: its variables and frames are gone with it.
+        self.variables.clear()
+        self.stack_view.show_frames([])
         self.sig_finished.emit(outcome)
+        self.session.nav.sig_run_ended.emit(self.name)
 
     def _stream_done(self) -> None:
         if self._closed:

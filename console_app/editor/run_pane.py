@@ -51,6 +51,7 @@ class RunPane(QWidget):
     def __init__(self, session: HubSession, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session, self.name = session, name
+        self.sig_finished.connect(lambda _outcome: session.nav.sig_run_ended.emit(self.name))
         self.status = "idle"
         self.meta: MetaData | None = None
         self.failure: Failure | None = None

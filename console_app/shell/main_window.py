@@ -122,6 +122,9 @@ class MainWindow(QMainWindow):
         nav.sig_open_history.connect(self.open_history)
         nav.sig_open_schedules.connect(self.open_schedules)
         nav.sig_jobs_changed.connect(self._jobs_changed)
+        # A run shorter than the Manage page's poll of /running is never seen in flight:
+        # its last-run column is brought up to date when the window that ran it says so.
+        nav.sig_run_ended.connect(lambda _name: self._jobs_changed())
 
     def _build_actions(self) -> None:
         hub_menu = self.menuBar().addMenu("&Hub")

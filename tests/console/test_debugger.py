@@ -83,7 +83,7 @@ def test_a_full_debug_session(qtbot: QtBot, connection: HubConnection, open_wind
     assert window.source_view.text() == STEPPED
     assert window.state.phase == Phase.PAUSED and window.action_step.isEnabled()
     assert window.source_view.highlighted_line() == 1 and window.source_view.is_read_only()
-    assert var(window, "obj").siblingAtColumn(1).data() == "<tdz>"
+    assert var(window, "obj").siblingAtColumn(1).data() == "<not initialised yet>"
     assert var(window, "total").data(VarRole.TDZ) is True
 
     assert paused_at(qtbot, window, lambda: qtbot.keyClick(window, Qt.Key.Key_F10)) == 2
