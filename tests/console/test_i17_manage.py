@@ -128,3 +128,20 @@ def test_deleted_jobs_are_listed_and_restored(qtbot: QtBot, window: MainWindow,
         dialog.refresh()
     assert not dialog.select(name)  # the hub lists only names no job has now
     dialog.close()
+
+
+def test_a_run_shorter_than_the_poll_brings_its_last_run_up_to_date(
+        qtbot: QtBot, window: MainWindow, connection: HubConnection) -> None:
+    """The page polls /running every 2 s and never sees a 10 ms run in flight: the run
+    dialog's end is what brings the list up to date."""
+    manage = loaded_manage(qtbot, window)
+    name = f"i17q_{uuid.uuid4().hex[:8]}"
+    api.save(connection, name, TEMPLATES[0].body(name))
+    with qtbot.waitSignal(manage.sig_loaded, timeout=10000):
+        window.refresh_current()
+    job = manage.job(name)
+    assert job is not None and job.last_run is None
+    with qtbot.waitSignal(window.session.nav.sig_run_ended, timeout=20000):
+        window.session.nav.sig_run_job.emit(name, {})
+    qtbot.waitUntil(lambda: (found := manage.job(name)) is not None
+                    and found.last_run is not None, timeout=10000)
