@@ -58,6 +58,7 @@ class JobEditor(QWidget):
         self._modules: list[str] = []
         self._maxima: Limits | None = None
         self._modified = False
+        self._saved = b""  # the saved text as Scintilla holds it (UTF-8)
         self._loading = False
         self._breakpoints: list[int] = []
         self._errors: list[tuple[int, str]] = []        # (marker handle, message)
@@ -95,7 +96,10 @@ class JobEditor(QWidget):
     # -- text and saved state ---------------------------------------------------------
 
     def text(self) -> str:
-        return bytes(self.sci.getText(self.sci.textLength() + 1).data()).decode("utf-8")
+        return self._bytes().decode("utf-8")
+
+    def _bytes(self) -> bytes:
+        return bytes(self.sci.getText(self.sci.textLength() + 1).data())
 
     def set_text(self, text: str) -> None:
         """Load ``text`` as saved, unmodified code: undo history, breakpoints, error
@@ -110,6 +114,7 @@ class JobEditor(QWidget):
             self.sci.setText(text)
             self.sci.emptyUndoBuffer()
             self.sci.setSavePoint()
+            self._saved = self._bytes()
             self.sci.gotoPos(0)
         finally:
             self.sci.setReadOnly(read_only)
@@ -124,6 +129,7 @@ class JobEditor(QWidget):
     def set_saved(self) -> None:
         """The current text is what the hub has now."""
         self.sci.setSavePoint()
+        self._saved = self._bytes()
         self._set_modified(False)
 
     def set_read_only(self, read_only: bool) -> None:
@@ -141,13 +147,21 @@ class JobEditor(QWidget):
     def _on_save_point(self, _flag: bool) -> None:
         # Read the state itself: the binding's flag is the reverse of Scintilla's docs.
         if not self._loading:
-            self._set_modified(bool(self.sci.modify()))
+            self._set_modified(self._differs())
+
+    def _differs(self) -> bool:
+        """Whether the text differs from the saved one: away from Scintilla's save point
+        and not typed back to the same text (``x`` then Backspace is no change)."""
+        if not self.sci.modify():
+            return False
+        return self.sci.textLength() != len(self._saved) or self._bytes() != self._saved
 
     def _on_modified(self, kind: int, *_details: object) -> None:
         # Markers and annotations also notify; only text edits count as changes (else
         # marking header problems would start the next check, for ever).
         if self._loading or not kind & _TEXT_EDIT:
             return
+        self._set_modified(self._differs())
         self._header_timer.start()
         self.sig_text_changed.emit()
 

@@ -154,6 +154,13 @@ def test_modified_state_and_signal(qtbot: QtBot, editor: JobEditor) -> None:
     with qtbot.waitSignal(editor.sig_modified_changed) as blocker:
         editor.sci.undo()
     assert blocker.args == [False]
+    qtbot.keyClicks(editor.sci, "y")
+    assert editor.is_modified()
+    with qtbot.waitSignal(editor.sig_modified_changed) as blocker:  # typed back: no change
+        qtbot.keyClick(editor.sci, Qt.Key.Key_Backspace)
+    assert blocker.args == [False] and not editor.is_modified()
+    qtbot.keyClicks(editor.sci, "z")  # away again from the text typed back to
+    assert editor.is_modified()
 
 
 def test_completion_for_db_dot(qtbot: QtBot, editor: JobEditor) -> None:
