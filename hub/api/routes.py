@@ -208,7 +208,8 @@ async def _execute(request: Request, caller: Caller, catalog: Catalog, runner: J
     except JobDoesNotParse as exc:  # for a run, that is the job failing: JOB-001
         raise JobFailed(exc.message, line=exc.line, column=exc.column) from None
     name = job_name_from_file(filename, str(fields.get("name", "")).strip())
-    job = runner.describe(name if JOB_NAME_RE.match(name) else "adhoc", code)
+    version = await catalog.version_with(name, code)
+    job = runner.describe(name if JOB_NAME_RE.match(name) else "adhoc", code, version)
     origin = "editor" if fields.get("source") == "editor" else "adhoc"
     flags = {"enableLogger": str(fields.get("enableLogger", ""))}
     view: dict[str, Any] = {"method": "POST", "url": str(request.url), "path": request.url.path,

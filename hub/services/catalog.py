@@ -22,6 +22,7 @@ from shared.errors import (
     JobChanged,
     JobDoesNotParse,
     NotFound,
+    StoreUnavailable,
 )
 from shared.header import JobHeader, parse_header, resolve_limits
 
@@ -115,6 +116,20 @@ class Catalog:
         if stored is None:
             raise NotFound(f"There is no job named '{name}'")
         return stored
+
+    async def version_with(self, name: str, code: str) -> int | None:
+        """The job's current version when its code is ``code`` (the editor runs the saved
+        text: the run is of that version, and a replay finds it); None otherwise."""
+        try:
+            check_job_name(name)
+            stored = await asyncio.to_thread(self.store.get, name)
+        except BadJobName:  # a file name that is no job's: an ad-hoc run
+            return None
+        except StoreUnavailable:  # the run goes ahead; only its version is not known
+            return None
+        if stored is None or not stored.version or stored.code != code:
+            return None
+        return stored.version
 
     async def check(self, code: str) -> None:
         """Refuse a job whose body does not parse, naming the line."""

@@ -323,3 +323,32 @@ def _replay_is_the_askers(hub: HubProcess, asker: dict[str, str], job_id: str) -
                            json={"command": "detach"})
         assert done.status_code == 200, done.text
         assert any('"isMetaData":true' in line for line in lines)
+
+
+def test_an_editor_run_of_saved_text_replays_that_version(hub: HubProcess) -> None:
+    """The editor runs its text through /execute: when that is the saved text, the run is
+    of that version, and a replay after a later save still steps through what ran."""
+    from tests.hub.test_history_api import eventually
+
+    first, second = "const said = 'one'\nreturn said", "const said = 'two'\nreturn said"
+    with hub.client(headers=AUTH) as client:
+        client.post(f"{API}/save", json={"name": "versioned", "code": first}).raise_for_status()
+        ran = client.post(f"{API}/execute", data={"source": "editor", "name": "versioned"},
+                          files={"file": ("versioned.job.js", first.encode())})
+        meta = next(json.loads(line) for line in ran.text.splitlines()
+                    if line.strip() and json.loads(line).get("isMetaData"))
+        job_id = meta["jobId"]
+        detail = eventually(lambda: (got := client.get(f"{API}/{job_id}/output")).status_code
+                            == 200 and got.json())
+        assert detail["jobVersion"] == 1, detail
+        unsaved = client.post(f"{API}/execute", data={"source": "editor", "name": "versioned"},
+                              files={"file": ("versioned.job.js", b"return 'draft'")})
+        draft_id = next(json.loads(line) for line in unsaved.text.splitlines()
+                        if line.strip() and json.loads(line).get("isMetaData"))["jobId"]
+        draft = eventually(lambda: (got := client.get(f"{API}/{draft_id}/output")).status_code
+                           == 200 and got.json())
+        assert draft["jobVersion"] is None, draft  # unsaved text is no version
+        client.post(f"{API}/save", json={"name": "versioned", "code": second}
+                    ).raise_for_status()
+    run = DebugRun(hub, "replay/" + job_id, {"stepFromStart": False})
+    assert "'one'" in run.start["source"], run.start["source"]
