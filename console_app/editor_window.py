@@ -54,7 +54,7 @@ from console_app.editor.run_pane import RunPane
 from console_app.run.params import ParamsPanel, has_masked, remember_params, remembered_params
 from console_app.session import DEBUG_BREAKPOINTS_KEY, DEBUG_CODE_KEY, HubSession
 from console_app.tasks import Latest
-from console_app.widgets import fit_on_screen
+from console_app.widgets import close_key, fit_on_screen
 from shared.errors import JobChanged, JobDoesNotParse
 
 __all__ = ["DEBUG_BREAKPOINTS_KEY", "DEBUG_CODE_KEY", "EditorWindow"]
@@ -113,6 +113,9 @@ class EditorWindow(QMainWindow):
         self._life = Latest()
         self._life.start()
         self._build()
+        self.close_action = close_key(self)
+        for sequence in self.close_action.shortcuts():  # Scintilla would take Ctrl+W
+            self.editor.add_key_action(sequence, self.close_action.trigger)
         self._update_title()
         fit_on_screen(self, QSize(1000, 680))  # on the main window's screen, whole
         self.load()

@@ -201,3 +201,14 @@ def _button_key(page: QWidget, button: QAbstractButton, key: str) -> QAction:
     page.addAction(action)
     button.setToolTip(f"{button.text()} ({key})")
     return action
+
+
+def close_key(window: QWidget) -> QAction:
+    """Ctrl+W (the platform's Close key) closes a window of its own (the editor, the
+    debugger), through its close event, so an unsaved job is still asked about."""
+    action = QAction("Close window", window)
+    action.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.Close))
+    action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    action.triggered.connect(lambda _checked=False: window.close())
+    window.addAction(action)
+    return action

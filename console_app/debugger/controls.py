@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from console_app.debugger.panes import CallStackView, ConsoleView, ResultView
 from console_app.debugger.watches import WatchesPanel
 from console_app.editor import JobEditor
-from console_app.widgets import MessageBar
+from console_app.widgets import MessageBar, close_key
 
 __all__ = ["WINDOW_SIZE", "DebuggerLayout"]
 
@@ -54,6 +54,7 @@ class DebuggerLayout(QMainWindow):
         self._build_toolbar(live)
         self.setCentralWidget(self._layout())
         self._place()
+        self.close_action = close_key(self)
 
     def _size_requests(self) -> None:
         """The requests' columns fit their contents; the path takes what is left."""

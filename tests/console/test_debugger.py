@@ -136,6 +136,17 @@ def test_stop_ends_the_run_at_its_line(qtbot: QtBot, connection: HubConnection,
     assert window.state.phase == Phase.FINISHED
 
 
+def test_ctrl_w_closes_the_window_and_stops_its_run(qtbot: QtBot, connection: HubConnection,
+                                                     open_window: Opener) -> None:
+    name = save(connection, STEPPED)
+    window = open_window(name, {"p": 1})
+    assert paused_at(qtbot, window, lambda: None) == 1
+    window.activateWindow()
+    qtbot.keyClick(window, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    assert not window.isVisible()
+    qtbot.waitUntil(lambda: window.closed_cleanly, timeout=WAIT_MS)
+
+
 def test_breakpoint_toggled_at_the_caret_with_f9(qtbot: QtBot, connection: HubConnection,
                                                  open_window: Opener) -> None:
     name = save(connection, DOUBLED)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from console_app.client import jobs as api
@@ -140,6 +141,22 @@ def test_closing_with_unsaved_changes_asks(qtbot: QtBot, connection: HubConnecti
     window.close()
     assert window.isVisible() is (answer == "cancel")
     assert "closing" not in api.code(connection, job)
+
+
+def test_ctrl_w_closes_and_still_asks_about_unsaved_text(
+        qtbot: QtBot, connection: HubConnection, tasks: TaskManager, job: str) -> None:
+    window = _window(qtbot, connection, tasks, job, "cancel")
+    window.show()
+    window.activateWindow()  # a window shortcut answers in the active window
+    qtbot.waitActive(window)
+    type_text(window, "return 'kept'\n")
+    asked: list[str] = []
+    window.ask_unsaved = lambda _w, name: asked.append(name) or "cancel"
+    qtbot.keyClick(window.editor.sci, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    assert asked == [job] and window.isVisible()  # asked, and the owner cancelled
+    window.ask_unsaved = lambda _w, _n: "discard"
+    qtbot.keyClick(window.editor.sci, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    assert not window.isVisible()
 
 
 def test_a_missing_job_shows_its_code(qtbot: QtBot, connection: HubConnection,
