@@ -58,11 +58,17 @@ _STYLES = {"error": "background:#fdecea;color:#8a1c1c;border:1px solid #f5c2c0;"
            "info": "background:#e8f1fb;color:#0d3c61;border:1px solid #b6d4f2;"}
 
 
+# How long a note that something went well stays (an error stays until it is dealt with).
+INFO_SHOWN_MS = 8000
+
+
 class MessageBar(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWordWrap(True)
         self.kind = ""
+        self._info_timer = QTimer(self, singleShot=True, interval=INFO_SHOWN_MS)
+        self._info_timer.timeout.connect(self._info_expired)
         self.hide()
 
     def show_error(self, exc: Exception, doing: str = "") -> None:
@@ -75,13 +81,20 @@ class MessageBar(QLabel):
 
     def show_info(self, text: str) -> None:
         self._show("info", text)
+        self._info_timer.start()
+
+    def _info_expired(self) -> None:
+        if self.kind == "info":
+            self.clear_message()
 
     def clear_message(self) -> None:
+        self._info_timer.stop()
         self.kind = ""
         self.setText("")
         self.hide()
 
     def _show(self, kind: str, text: str) -> None:
+        self._info_timer.stop()
         self.kind = kind
         self.setStyleSheet(f"QLabel{{{_STYLES[kind]}padding:4px 8px;border-radius:3px;}}")
         self.setText(text)
