@@ -135,20 +135,27 @@ class CountingProxy:
             head = _read(client, 5)
             kind, length = head[:1], struct.unpack("!I", head[1:])[0]
             body = _read(client, length - 4)
+            # Counted before it is passed on: counted after, the server's answer could
+            # reach the client first, and a count read then would miss the statement.
+            self._note(kind, body, prepared, portals)
             upstream.sendall(head + body)
-            if kind == b"Q":
-                self._count(body.rstrip(b"\x00").decode(errors="replace"))
-            elif kind == b"P":
-                name, rest = body.split(b"\x00", 1)
-                prepared[name] = rest.split(b"\x00", 1)[0].decode(errors="replace")
-            elif kind == b"B":
-                portal, rest = body.split(b"\x00", 1)
-                portals[portal] = rest.split(b"\x00", 1)[0]
-            elif kind == b"E":
-                portal = body.split(b"\x00", 1)[0]
-                self._count(prepared.get(portals.get(portal, b""), "?"))
-            elif kind == b"X":
+            if kind == b"X":
                 return
+
+    def _note(self, kind: bytes, body: bytes, prepared: dict[bytes, str],
+              portals: dict[bytes, bytes]) -> None:
+        """Count a simple query or an execute; remember what parse and bind name."""
+        if kind == b"Q":
+            self._count(body.rstrip(b"\x00").decode(errors="replace"))
+        elif kind == b"P":
+            name, rest = body.split(b"\x00", 1)
+            prepared[name] = rest.split(b"\x00", 1)[0].decode(errors="replace")
+        elif kind == b"B":
+            portal, rest = body.split(b"\x00", 1)
+            portals[portal] = rest.split(b"\x00", 1)[0]
+        elif kind == b"E":
+            portal = body.split(b"\x00", 1)[0]
+            self._count(prepared.get(portals.get(portal, b""), "?"))
 
     def _count(self, text: str) -> None:
         with self._lock:
