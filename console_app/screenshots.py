@@ -48,6 +48,7 @@ class ShotContext:
     session: Any                       # HubSession
     work_dir: Path                     # private settings and tokens for the dialogs
     cache: dict[str, Any] = field(default_factory=dict)
+    seeded: bool = True                # the hub holds the demo job, runs and schedules
 
     def settle(self, timeout: float = 15.0, quiet_ms: int = 400) -> None:
         """Process events until no hub call has been in flight for ``quiet_ms``."""
@@ -197,14 +198,16 @@ def _secret_dialog(ctx: ShotContext) -> Any:
 def _versions(ctx: ShotContext) -> Any:
     dialog_class = _need("console_app.editor.versions", "VersionsDialog")
     from console_app.client import jobs
+    from console_app.client.gui_guard import blocking_on_purpose
 
     conn = ctx.session.conn
-    versions = jobs.versions(conn, DEMO_JOB)
+    with blocking_on_purpose():  # the tool's own reads, before the dialog exists
+        versions = jobs.versions(conn, DEMO_JOB)
+        text = jobs.code(conn, DEMO_JOB)
 
     def fetch(number: int, done: Callable[[Any], None]) -> None:
         ctx.session.tasks.run(lambda: jobs.version_code(conn, DEMO_JOB, number), done, done)
 
-    text = jobs.code(conn, DEMO_JOB)
     dialog = dialog_class(versions, fetch, text, job_name=DEMO_JOB)
     if dialog.list.count() > 1:
         dialog.list.setCurrentRow(1)
@@ -280,16 +283,37 @@ def render(ctx: ShotContext, shots: dict[str, Shot], out: Path) -> list[str]:
             path = out / f"{name}.png"
             if not widget.grab().save(str(path), "PNG"):
                 raise Skip("Qt could not write the PNG")
-            lines.append(f"{name}.png — {widget.windowTitle() or name}")
+            shown = _error_shown(widget)
+            lines.append(f"{name}.png: failed — the window shows an error: {shown}" if shown
+                         else f"{name}.png — {widget.windowTitle() or name}")
         except Skip as why:
             lines.append(f"{name}: skipped — {why}")
         except Exception as err:
-            lines.append(f"{name}: failed — {type(err).__name__}: {err}")
+            hint = "" if ctx.seeded else " (a hub not seeded: --seed adds the demo job)"
+            lines.append(f"{name}: failed — {type(err).__name__}: {err}{hint}")
         else:
             if widget is not ctx.cache.get("main"):
                 widget.close()
                 widget.deleteLater()
     return lines
+
+
+def _error_shown(widget: Any) -> str:
+    """The error a window's message bar shows, if it shows one: such a picture is the
+    failure, not the screen."""
+    from console_app.widgets import MessageBar
+
+    for bar in [widget, *widget.findChildren(MessageBar)]:
+        if not isinstance(bar, MessageBar):
+            continue
+        if bar.kind == "error" and bar.isVisibleTo(widget):
+            return str(bar.text())
+    return ""
+
+
+def failed(lines: Sequence[str]) -> list[str]:
+    """The index lines of screens that failed."""
+    return [line for line in lines if ": failed — " in line]
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -333,7 +357,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
     (args.outdir / "index.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
-    return 0
+    bad = failed(lines)
+    if bad:
+        print(f"screenshots: {len(bad)} of {len(lines)} screens failed", file=sys.stderr)
+    return 1 if bad else 0
 
 
 def _take(url: str, token: str, args: argparse.Namespace, work: Path) -> list[str]:
@@ -350,7 +377,7 @@ def _take(url: str, token: str, args: argparse.Namespace, work: Path) -> list[st
         if args.seed or not args.hub:
             seed(connected.conn)
     tasks = TaskManager()
-    ctx = ShotContext(session_for(connected, tasks), work)
+    ctx = ShotContext(session_for(connected, tasks), work, seeded=args.seed or not args.hub)
     shots = all_shots()
     wanted = [n.strip() for n in args.only.split(",") if n.strip()]
     if wanted:

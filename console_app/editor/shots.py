@@ -60,9 +60,12 @@ def _conflict(ctx: Any) -> QWidget:
     from console_app.editor.conflict import ConflictDialog
     from console_app.editor.hub_versions import version_fetcher
 
-    versions = jobs.versions(ctx.session.conn, DEMO_JOB)
+    from console_app.client.gui_guard import blocking_on_purpose
+
+    with blocking_on_purpose():  # the tool's own reads, before the dialog exists
+        versions = jobs.versions(ctx.session.conn, DEMO_JOB)
+        text = jobs.code(ctx.session.conn, DEMO_JOB).replace("'half way'", "'two thirds'")
     current = max((v.version for v in versions), default=1)
-    text = jobs.code(ctx.session.conn, DEMO_JOB).replace("'half way'", "'two thirds'")
     dialog = ConflictDialog(DEMO_JOB, max(1, current - 1), current, text,
                             version_fetcher(ctx.session, DEMO_JOB))
     dialog.show()

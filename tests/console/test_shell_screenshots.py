@@ -38,6 +38,32 @@ def test_screens_are_written_as_pngs(console_hub: ConsoleHub, tmp_path: Path,
     assert "main-manage.png" in capsys.readouterr().out
 
 
+def test_a_screen_that_fails_or_shows_an_error_fails_the_tool(
+        console_hub: ConsoleHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A hub not seeded lacks the demo job: that screen fails, saying --seed would add it,
+    and a picture of a window showing an error counts as failed too."""
+    from console_app.widgets import MessageBar
+
+    for name in ("WEBJOBS_CONSOLE_THEME", "QT_LOGGING_RULES"):  # main() sets them
+        monkeypatch.setenv(name, "")
+
+    def erring(_ctx: object) -> MessageBar:
+        bar = MessageBar()
+        bar.show_error_text("the hub refused it")
+        return bar
+
+    monkeypatch.setitem(screenshots.SHOTS, "erring-window", erring)
+    out = tmp_path / "shots"
+    code = screenshots.main([str(out), "--hub", console_hub.url, "--token",
+                             console_hub.owner_token, "--only", "versions-dialog,erring-window"])
+    index = (out / "index.txt").read_text()
+    assert code == 1, index
+    assert "versions-dialog: failed — " in index and "--seed adds the demo job" in index, index
+    assert "erring-window.png: failed — the window shows an error: the hub refused it" in index
+    assert "2 of 2 screens failed" in capsys.readouterr().err
+
+
 def test_the_registry_names_every_screen() -> None:
     shots = screenshots.all_shots()
     for name in ("connect-dialog", "main-manage", "main-scheduler", "main-history",
