@@ -136,7 +136,9 @@ class ManagePage(QWidget):
         header = self.view.header()
         header.setStretchLastSection(False)
         em = self.view.fontMetrics().horizontalAdvance("M")
-        for column, ems in ((COL_NAME, 14), (COL_BADGES, 19), (COL_LAST_RUN, 13), (COL_NOW, 12)):
+        # The last run's "success · 12 ms · 3 min ago" whole; badges are rarely more than
+        # two; "Now" holds "running · http · 12 s" only while a run is in flight.
+        for column, ems in ((COL_NAME, 15), (COL_BADGES, 14), (COL_LAST_RUN, 17), (COL_NOW, 10)):
             header.resizeSection(column, ems * em)
         header.setSectionResizeMode(COL_DESCRIPTION, QHeaderView.ResizeMode.Stretch)
 
