@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QRect, QSize, Qt, QUrl
-from PySide6.QtGui import QColor, QDesktopServices, QPainter
+from PySide6.QtGui import QColor, QDesktopServices, QPainter, QPen
 from PySide6.QtWidgets import (
     QFileDialog,
     QMessageBox,
+    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QWidget,
@@ -48,10 +49,13 @@ class BadgeDelegate(QStyledItemDelegate):
         x, rect = option.rect.x() + BADGE_GAP, option.rect
         height = metrics.height() + 2
         y = rect.y() + (rect.height() - height) // 2
+        # On a selected row a pill of the selection's own colour would melt into it.
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        edge = QPen(QColor("#ffffff"), 1.5) if selected else QPen(Qt.PenStyle.NoPen)
         for badge in badges:
             width = metrics.horizontalAdvance(badge.text) + 2 * BADGE_PAD
             pill = QRect(x, y, width, height)
-            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setPen(edge)
             painter.setBrush(QColor(BADGE_COLOURS.get(badge.kind, "#757575")))
             painter.drawRoundedRect(pill, height / 2, height / 2)
             painter.setPen(QColor("#ffffff"))
