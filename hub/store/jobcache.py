@@ -113,6 +113,8 @@ class JobCache:
         stale = 0
         with self._lock:
             for name, known in list(self._entries.items()):
+                if not self._current(name, ticket):
+                    continue  # touched since the stamps were read: they say nothing of it
                 now = stamps.get(name)
                 if now is None:
                     self._touch(name)
@@ -122,7 +124,7 @@ class JobCache:
                     self._touch(name)
                     self._entries[name] = CacheEntry(known.job, known.stamp, False)
                     stale += 1
-                elif trust and not known.trusted and self._current(name, ticket):
+                elif trust and not known.trusted:
                     self._entries[name] = CacheEntry(known.job, known.stamp, True)
         return stale
 

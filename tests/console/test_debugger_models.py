@@ -38,7 +38,7 @@ LEVEL = values({"a": {"type": "object", "className": "Thing", "size": 1, "handle
 
 
 def test_value_text_says_tdz_truncated_and_sizes() -> None:
-    assert value_text(SCOPE["later"]) == "<tdz>"
+    assert value_text(SCOPE["later"]) == "<not initialised yet>"
     assert value_text(SCOPE["long"]).endswith('…" (truncated, 1000 chars)')
     assert value_text(SCOPE["obj"]) == "Object {2}"
     assert value_text(SCOPE["list"]) == "Array(3)"
@@ -55,7 +55,7 @@ def test_variables_model_expands_on_demand(qtmodeltester: ModelTester) -> None:
     model.set_scope(SCOPE)
     assert [model.index(r, 0).data() for r in range(model.rowCount())] == list(SCOPE)
     later, obj, empty = model.index(0, 0), model.index(3, 0), model.index(5, 0)
-    assert later.siblingAtColumn(1).data() == "<tdz>" and later.data(VarRole.TDZ) is True
+    assert later.siblingAtColumn(1).data() == "<not initialised yet>" and later.data(VarRole.TDZ) is True
     assert model.index(2, 0).data(VarRole.TRUNCATED) == 1000
     assert model.index(2, 1).data(Qt.ItemDataRole.FontRole).italic()
     assert model.hasChildren(obj) and not model.hasChildren(empty)

@@ -101,6 +101,12 @@ def listening(store: DbJobStore) -> DbJobStore:
     return store
 
 
+def heard_of(store: DbJobStore, name: str) -> int:
+    """The cache's tick of the last word about ``name`` (a notification or a read's own
+    distrust): it grows when a notification for it is heard."""
+    return store._cache._touched.get(name, 0)
+
+
 def pinned_backend(store: DbJobStore) -> int:
     """The server process of a one-connection pool's connection (kept through an outage)."""
     row = store.db.read_one("SELECT pg_backend_pid()")
@@ -111,16 +117,21 @@ def pinned_backend(store: DbJobStore) -> int:
 def test_a_save_on_one_node_reaches_a_listening_node(open_node: Callable[..., DbJobStore]
                                                      ) -> None:
     one, two = open_node(), listening(open_node())
+    heard = heard_of(two, "job")
     one.save("job", "return 1", "alice")
-    # Once its own save's notification is in too, the copy is trusted: handed out
+    # Once the save's notification is in, the copy read after it is trusted: handed out
     # without the database.
-    first = eventually(lambda: two.get("job") and two.cached("job"))
-    assert (first.code, first.version) == ("return 1", 1)
+    eventually(lambda: heard_of(two, "job") > heard)
+    first = two.get("job")
+    assert first is not None and (first.code, first.version) == ("return 1", 1)
+    assert two.cached("job") is first
 
+    heard = heard_of(two, "job")
     one.save("job", "return 2", "bob")
     mine = one.get("job")  # the saving node reads its own save at once
     assert mine is not None and (mine.code, mine.version) == ("return 2", 2)
-    eventually(lambda: two.cached("job") is None)  # the notification distrusted the copy
+    eventually(lambda: heard_of(two, "job") > heard)
+    assert two.cached("job") is None  # the notification distrusted the copy
     seen = two.get("job")
     assert seen is not None and (seen.code, seen.version, seen.updated_by) == (
         "return 2", 2, "bob")
