@@ -57,10 +57,9 @@ def _editor(ctx: Any) -> QWidget:
 
 def _conflict(ctx: Any) -> QWidget:
     from console_app.client import jobs
+    from console_app.client.gui_guard import blocking_on_purpose
     from console_app.editor.conflict import ConflictDialog
     from console_app.editor.hub_versions import version_fetcher
-
-    from console_app.client.gui_guard import blocking_on_purpose
 
     with blocking_on_purpose():  # the tool's own reads, before the dialog exists
         versions = jobs.versions(ctx.session.conn, DEMO_JOB)
