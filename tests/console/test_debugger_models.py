@@ -55,7 +55,8 @@ def test_variables_model_expands_on_demand(qtmodeltester: ModelTester) -> None:
     model.set_scope(SCOPE)
     assert [model.index(r, 0).data() for r in range(model.rowCount())] == list(SCOPE)
     later, obj, empty = model.index(0, 0), model.index(3, 0), model.index(5, 0)
-    assert later.siblingAtColumn(1).data() == "<not initialised yet>" and later.data(VarRole.TDZ) is True
+    assert later.siblingAtColumn(1).data() == "<not initialised yet>"
+    assert later.data(VarRole.TDZ) is True
     assert model.index(2, 0).data(VarRole.TRUNCATED) == 1000
     assert model.index(2, 1).data(Qt.ItemDataRole.FontRole).italic()
     assert model.hasChildren(obj) and not model.hasChildren(empty)
