@@ -18,13 +18,13 @@ from console_app.editor.completion import Completion, call_tip, complete
 from console_app.editor.find_bar import FindBar
 from console_app.editor.header_check import HeaderProblem, check_header, declared_secrets
 from console_app.editor.hover import Hover
+from console_app.editor.marks import clear_marks, match_braces, notes_by_line, underline
 from console_app.editor.theme import COMMENT_STYLES, STRING_STYLES, Scheme, scheme_for
 from shared.header import Limits
 
 __all__ = ["JobEditor"]
 
 HEADER_CHECK_DELAY_MS = 300
-_BRACES = frozenset(b"()[]{}")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 _COMPLETE_AFTER = frozenset(".\"'`")
 _TEXT_EDIT = int(Scintilla.ModificationFlags.InsertText | Scintilla.ModificationFlags.DeleteText)
@@ -89,7 +89,7 @@ class JobEditor(QWidget):
         sci.marginClicked.connect(self._on_margin_clicked)
         sci.linesAdded.connect(self._on_lines_added)
         sci.modified.connect(self._on_modified)
-        sci.updateUi.connect(self._match_braces)
+        sci.updateUi.connect(lambda _updated: match_braces(self.sci))
         sci.charAdded.connect(self._on_char_added)
         sci.installEventFilter(self)
 
@@ -255,14 +255,14 @@ class JobEditor(QWidget):
         else:
             start = self.sci.lineIndentPosition(index)
             end = self.sci.lineEndPosition(index)
-        self._underline(st.IND_ERROR, start, max(1, end - start))
+        underline(self.sci, st.IND_ERROR, start, max(1, end - start))
         handle = self.sci.markerAdd(index, st.MARK_ERROR)
         self._errors.append((handle, _WHERE_RE.sub("", message)))
         self._refresh_annotations()
         self.sci.ensureVisibleEnforcePolicy(index)
 
     def clear_errors(self) -> None:
-        self._clear_marks(self._errors, st.IND_ERROR)
+        clear_marks(self.sci, self._errors, st.IND_ERROR)
         self._refresh_annotations()
 
     def error_lines(self) -> list[int]:
@@ -296,7 +296,7 @@ class JobEditor(QWidget):
         self._draw_notes()
 
     def _draw_notes(self) -> None:
-        self._clear_marks(self._header_notes, st.IND_WARNING)
+        clear_marks(self.sci, self._header_notes, st.IND_WARNING)
         self.sci.setIndicatorCurrent(st.IND_LIVE_ERROR)
         self.sci.indicatorClearRange(0, self.sci.textLength())
         for problem, error in ([(p, False) for p in self._problems + self._live]
@@ -304,7 +304,7 @@ class JobEditor(QWidget):
             start = self._position(problem.line, problem.column)
             end = max(self.sci.positionRelative(start, problem.length),
                       self.sci.wordEndPosition(start, True) if error else start)
-            self._underline(st.IND_LIVE_ERROR if error else st.IND_WARNING, start,
+            underline(self.sci, st.IND_LIVE_ERROR if error else st.IND_WARNING, start,
                             max(1, end - start))
             handle = self.sci.markerAdd(self._line_index(problem.line),
                                         st.MARK_ERROR if error else st.MARK_WARNING)
@@ -323,33 +323,14 @@ class JobEditor(QWidget):
     def limit_maxima(self) -> Limits | None:
         return self._maxima
 
-    def _underline(self, indicator: int, start: int, length: int) -> None:
-        self.sci.setIndicatorCurrent(indicator)
-        self.sci.indicatorFillRange(start, length)
-
-    def _clear_marks(self, marks: list[tuple[int, str]], indicator: int) -> None:
-        for handle, _message in marks:
-            self.sci.markerDeleteHandle(handle)
-        marks.clear()
-        self.sci.setIndicatorCurrent(indicator)
-        self.sci.indicatorClearRange(0, self.sci.textLength())
-
-    def _notes_by_line(self, marks: list[tuple[int, str]]) -> dict[int, list[str]]:
-        notes: dict[int, list[str]] = {}
-        for handle, message in marks:
-            line = self.sci.markerLineFromHandle(handle)
-            if line >= 0 and message:
-                notes.setdefault(line, []).append(message)
-        return notes
-
     def _refresh_annotations(self) -> None:
         # Rebuilt from the markers, which track their lines through edits.
         self.sci.annotationClearAll()
-        for line, messages in self._notes_by_line(self._errors).items():
+        for line, messages in notes_by_line(self.sci, self._errors).items():
             self.sci.annotationSetText(line, "\n".join(messages))
             self.sci.annotationSetStyle(line, st.STYLE_ERROR_NOTE)
         self.sci.eOLAnnotationClearAll()
-        for line, messages in self._notes_by_line(self._header_notes).items():
+        for line, messages in notes_by_line(self.sci, self._header_notes).items():
             self.sci.eOLAnnotationSetText(line, "  ⚠ " + " · ".join(messages))
             self.sci.eOLAnnotationSetStyle(line, st.STYLE_WARNING_NOTE)
 
@@ -422,23 +403,6 @@ class JobEditor(QWidget):
             self.sci.callTipCancel()
         if char in _COMPLETE_AFTER or (char in _WORD_CHARS and not self.sci.autoCActive()):
             self.show_completions(min_word=2)
-
-    # -- brace matching ---------------------------------------------------------------
-
-    def _match_braces(self, _updated: int = 0) -> None:
-        pos = self.sci.currentPos()
-        for candidate in (pos - 1, pos):
-            if 0 <= candidate < self.sci.textLength() and (
-                    self.sci.charAt(candidate) & 0xFF) in _BRACES:
-                if self.sci.styleAt(candidate) in COMMENT_STYLES | STRING_STYLES:
-                    continue
-                match = self.sci.braceMatch(candidate, 0)
-                if match < 0:
-                    self.sci.braceBadLight(candidate)
-                else:
-                    self.sci.braceHighlight(candidate, match)
-                return
-        self.sci.braceHighlight(-1, -1)
 
     # -- find / replace, keys, theme --------------------------------------------------
 

@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from console_app.editor import JobEditor, theme
 from console_app.editor import styling as st
+from console_app.editor.marks import match_braces
 from console_app.editor.theme import DARK, LIGHT, bgr
 
 JOB = ("/*\n"                                  # 1
@@ -273,3 +274,19 @@ def test_marks_are_not_text_changes(qtbot: QtBot, editor: JobEditor) -> None:
     editor.toggle_breakpoint(3)
     assert changes == [] and not editor._header_timer.isActive()
     assert not editor.is_modified()
+
+
+def test_the_brace_at_the_caret_and_its_match_are_lit(qtbot: QtBot, editor: JobEditor) -> None:
+    """Braces in code are matched; one in a comment is not code; one alone is bad."""
+    lit: list[tuple[str, int, int]] = []
+    sci = editor.sci
+    sci.braceHighlight = lambda a, b: lit.append(("match", a, b))  # type: ignore[method-assign]
+    sci.braceBadLight = lambda a: lit.append(("bad", a, -1))  # type: ignore[method-assign]
+    editor.set_text("x = f(a[1]) // (c\ny = (\n")
+    sci.colourise(0, -1)  # the lexer's styles, which say what is a comment
+    for caret, expected in ((11, ("match", 10, 5)), (8, ("match", 7, 9)), (16, ("match", -1, -1)),
+                            (23, ("bad", 22, -1))):
+        lit.clear()
+        sci.gotoPos(caret)
+        match_braces(sci)
+        assert lit == [expected], (caret, lit)
