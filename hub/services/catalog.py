@@ -121,15 +121,12 @@ class Catalog:
         """The job's current version when its code is ``code`` (the editor runs the saved
         text: the run is of that version, and a replay finds it); None otherwise."""
         try:
-            check_job_name(name)
-            stored = await asyncio.to_thread(self.store.get, name)
-        except BadJobName:  # a file name that is no job's: an ad-hoc run
+            stored = await self.current(name)
+        except (BadJobName, NotFound):  # no job of that name: an ad-hoc run
             return None
         except StoreUnavailable:  # the run goes ahead; only its version is not known
             return None
-        if stored is None or not stored.version or stored.code != code:
-            return None
-        return stored.version
+        return stored.version if stored.version and stored.code == code else None
 
     async def check(self, code: str) -> None:
         """Refuse a job whose body does not parse, naming the line."""
