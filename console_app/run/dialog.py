@@ -90,7 +90,8 @@ class RunDialog(QDialog):
         self.session, self.name, self.params = session, name, dict(params or {})
         self.source, self.from_editor, self.unsaved = source, from_editor, unsaved
         self.save_picker = save_picker
-        self.sig_finished.connect(lambda _outcome: session.nav.sig_run_ended.emit(name))
+        if name:  # an ad-hoc file's run is no job's last run
+            self.sig_finished.connect(lambda _outcome: session.nav.sig_run_ended.emit(name))
         self.status = "idle"
         self.meta: MetaData | None = None
         self.failure: Failure | None = None
