@@ -129,8 +129,9 @@ class RequestError(WebJobsError):
 
 class BadRequest(RequestError):
     code = "HUB-001"
-    meaning = ("Malformed input (not JSON, nested deeper than 64 levels, a lone surrogate in job"
-               " code or a secret's value, an id out of range, a missing field, a bad upload).")
+    meaning = ("Malformed input (bytes that are not HTTP/1.1, not JSON, nested deeper than 64"
+               " levels, a lone surrogate in job code or a secret's value, an id out of range,"
+               " a missing field, a bad upload).")
 
 
 class BadJobName(RequestError):
