@@ -1,7 +1,8 @@
 """The two answer forms of a run (see the README's *Answers* section).
 
 Plain: what a browser, ``?raw=1`` or ``Accept: application/json`` gets: the
-job's own status, headers and body; failures as a JSON error object.
+job's own status, headers and body (a plain JSON result indented for a browser
+only); failures as a JSON error object.
 NDJSON: what every other client gets: event lines, then one metadata line and
 the data, or a single failure line.
 """
@@ -43,6 +44,13 @@ def wants_stream(flags_raw: bool, flags_logger: bool, accept: str) -> bool:
         return True
     accept = accept.lower()
     return not ("text/html" in accept or "application/json" in accept)
+
+
+def wants_pretty(accept: str) -> bool:
+    """A plain JSON result is indented for a browser, whose tab shows it to a person,
+    and compact for a script (``Accept: application/json``, ``?raw=1``): the same
+    data, a third fewer bytes to send and to parse."""
+    return "text/html" in accept.lower()
 
 
 def failure_object(err: WebJobsError, runtime_ms: int | None = None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from hub.api.answers import (
     plain_response,
     stream_status,
     stream_tail,
+    wants_pretty,
     wants_stream,
 )
 from hub.api.inbound import ClientGone, Inbound
@@ -87,11 +88,12 @@ async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inboun
     stream = force_stream or wants_stream(inbound.flag("raw"), inbound.flag("enableLogger"),
                                           request.headers.get("accept", ""))
     run_ticket = ticket or RunTicket()
+    pretty = not stream and wants_pretty(request.headers.get("accept", ""))
 
     def start(on_log: Callable[[LogLine], None] | None = None,
               on_start: Callable[[], None] | None = None) -> Awaitable[RunResult]:
         return runner.run(job, caller=caller, params=inbound.params, request=inbound.request,
-                          origin=origin, pretty=not stream, on_log=on_log, on_start=on_start,
+                          origin=origin, pretty=pretty, on_log=on_log, on_start=on_start,
                           ticket=run_ticket)
 
     if stream and inbound.flag("enableLogger"):
