@@ -70,10 +70,12 @@ def bucket_of(runtime_ms: int | None) -> int | None:
     return None if runtime_ms is None else bisect.bisect_left(BOUNDS, runtime_ms)
 
 
-# How much of a result search reaches. SQLite's trigram index is dear to build per KB
-# of text, and a 60 KB result (1000 pretty-printed rows) would cost more CPU than the
-# run that made it; the start of a big result is what gets searched for.
-SEARCH_RESULT_CHARS = 16 * 1024
+# How much of a result search reaches. A trigram index (SQLite's FTS5, PostgreSQL's
+# pg_trgm) costs CPU per character on every run written: the first 16 KB of a 1000-row
+# result cost 0.5 ms a run, a sixth of such a run's whole CPU on the hub and its
+# worker, and 4 KB a quarter of that. The start of a big result is what gets searched
+# for; the console, params and error message are searched whole.
+SEARCH_RESULT_CHARS = 4 * 1024
 
 
 def _search_text(r: RunRecord, params_json: str) -> str:
