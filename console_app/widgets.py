@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTableView,
     QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -136,12 +137,17 @@ class UrlNote(QWidget):
         self.close_button.setText("×")
         self.close_button.setToolTip("Dismiss")
         self.close_button.clicked.connect(self.hide)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.text_label)
+        # The text on a line of its own: beside a stretching address field a label
+        # that wraps is squeezed to a column of one or two words a line.
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        column.addWidget(self.text_label)
+        row = QHBoxLayout()
         row.addWidget(self.url_edit, 1)
         row.addWidget(self.copy_button)
         row.addWidget(self.close_button)
+        column.addLayout(row)
         self.hide()
 
     def show_url(self, text: str, url: str) -> None:

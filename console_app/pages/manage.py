@@ -326,10 +326,11 @@ class ManagePage(QWidget):
             return
         url = api.job_url(self.session.conn, name)
         if not self.asker.open_url(QUrl(url)):
-            self.url_note.show_url(f"No browser could be opened for {name}: open", url)
+            self.url_note.show_url(f"No browser could be opened for {name}. Its address:", url)
         elif self.asker.as_root():
-            self.url_note.show_url("Browsers refuse to start as root; if none opened, "
-                                   "open", url)
+            self.url_note.show_url(f"The console runs as root, and browsers refuse to start as "
+                                   f"root: if none opened, {name}'s address is here to copy.",
+                                   url)
         else:
             self.url_note.hide()
 
