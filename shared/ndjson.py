@@ -160,9 +160,10 @@ StreamEvent = LogLine | MetaData | Failure | Payload | DebugEvent | UnknownLine
 
 def encode_line(event: LogLine | MetaData | Failure | DebugEvent) -> bytes:
     """One event as a JSON line (None fields left out), newline-terminated."""
-    obj = {k: v for k, v in asdict(event).items() if v is not None}
-    if isinstance(event, LogLine):
+    if isinstance(event, LogLine):  # the most frequent line: no asdict() deep copy
         obj = {"type": "log", "level": event.level, "message": event.message, "t": event.t}
+    else:
+        obj = {k: v for k, v in asdict(event).items() if v is not None}
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
     try:
         return text.encode() + b"\n"

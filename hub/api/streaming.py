@@ -137,7 +137,12 @@ async def _live_answer(request: Request, start: Callable[..., Awaitable[RunResul
                 getter = asyncio.ensure_future(lines.get())
                 await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
                 if getter.done():
-                    yield encode_line(getter.result())
+                    # Lines already queued behind it leave in the same chunk: one
+                    # send through the middleware and one write, none held back.
+                    chunk = [encode_line(getter.result())]
+                    while not lines.empty():
+                        chunk.append(encode_line(lines.get_nowait()))
+                    yield b"".join(chunk)
                     continue
                 getter.cancel()
                 while not lines.empty():
