@@ -14,7 +14,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QListView,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -24,7 +23,7 @@ from PySide6.QtWidgets import (
 from console_app.client import jobs
 from console_app.client.connection import CancelToken
 from console_app.client.errors import describe_error
-from console_app.run.console import ConsoleModel
+from console_app.run.console import ConsoleModel, console_list_view
 from console_app.run.failure_text import failure_html
 from console_app.run.result import ResultView
 from console_app.session import HubSession
@@ -76,9 +75,7 @@ class RunPane(QWidget):
         self.failure_label.hide()
         self.stop_button = QPushButton("Stop")
         self.stop_button.clicked.connect(self.stop)
-        self.console_view = QListView()
-        self.console_view.setModel(self.console)
-        self.console_view.setUniformItemSizes(True)
+        self.console_view = console_list_view(self.console)
         self.result_area = QWidget()
         QVBoxLayout(self.result_area).setContentsMargins(0, 0, 0, 0)
         split = QSplitter(Qt.Orientation.Horizontal)

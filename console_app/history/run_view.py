@@ -180,6 +180,7 @@ class RunView(QWidget):
             for label in (self.failure_label, self.params_label, self.console_note):
                 label.clear()
             self.result_edit.clear()
+            self.result_edit.setPlaceholderText("")  # the last run's "no result" is not this one's
             return
         self.facts.setText(_facts(detail))
         self.failure_label.setText(_failure_html(_failure(detail)))

@@ -22,7 +22,7 @@ from console_app.models.rows import Index, RowsModel
 
 __all__ = ["COLUMNS", "CronCheck", "Roles", "ScheduleTableModel"]
 
-COLUMNS = ("On", "Name", "Runs", "When", "Last run", "Next run")
+COLUMNS = ("On", "Name", "Job", "When", "Last run", "Next run")
 ON, NAME, JOB, WHEN, LAST, NEXT = range(len(COLUMNS))
 
 

@@ -47,7 +47,7 @@ from console_app.models.jobs import (
     JobsModel,
 )
 from console_app.pages.deleted_jobs import DeletedJobsDialog
-from console_app.pages.manage_parts import Asker, BadgeDelegate
+from console_app.pages.manage_parts import Asker, BadgeDelegate, CountHeader
 from console_app.run.dialog import RunDialog
 from console_app.run.params import remember_params, remembered_params
 from console_app.session import HubSession
@@ -88,6 +88,7 @@ class ManagePage(QWidget):
 
     def _build(self) -> None:
         self.header = QLabel("Jobs")
+        self.count_header = CountHeader(self.header, self.proxy)
         self.message = MessageBar()
         self.url_note = UrlNote()
         self.search = QLineEdit(placeholderText="Search name or description…",
@@ -219,7 +220,8 @@ class ManagePage(QWidget):
         self._clear_load_error()
         current = self.current_name()
         self.model.set_jobs(found)
-        self.header.setText(f"<b>Jobs</b> · {len(found.jobs)} · store: {found.store}")
+        self.count_header.store = found.store
+        self.count_header.update()
         bar = status_bar_of(self)
         if bar is not None:  # the status bar counts what this list shows
             bar.set_job_count(len(found.jobs))

@@ -8,10 +8,11 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QRect, QSize, Qt, QUrl
+from PySide6.QtCore import QRect, QSize, QSortFilterProxyModel, Qt, QUrl
 from PySide6.QtGui import QColor, QDesktopServices, QPainter, QPen
 from PySide6.QtWidgets import (
     QFileDialog,
+    QLabel,
     QMessageBox,
     QStyle,
     QStyledItemDelegate,
@@ -108,3 +109,21 @@ class Asker:
     new_job: Callable[[Collection[str], QWidget | None], NewJob | None] = ask_new_job
     open_url: Callable[[QUrl], bool] = field(default=QDesktopServices.openUrl)
     as_root: Callable[[], bool] = _running_as_root
+
+
+class CountHeader:
+    """The list's header: how many jobs the filters show, of how many there are, and the
+    store; kept current as the filters, the search or the list change."""
+
+    def __init__(self, label: QLabel, proxy: QSortFilterProxyModel) -> None:
+        self.label, self.proxy, self.store = label, proxy, ""
+        for signal in (proxy.rowsInserted, proxy.rowsRemoved, proxy.modelReset,
+                       proxy.layoutChanged):
+            signal.connect(self.update)
+
+    def update(self, *_args: Any) -> None:
+        source = self.proxy.sourceModel()
+        shown, total = self.proxy.rowCount(), source.rowCount() if source else 0
+        count = str(total) if shown == total else f"{shown} of {total}"
+        store = f" · store: {self.store}" if self.store else ""
+        self.label.setText(f"<b>Jobs</b> · {count}{store}")

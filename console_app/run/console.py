@@ -10,13 +10,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QObject, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontDatabase
+from PySide6.QtWidgets import QListView
 
 from console_app.models.rows import ROOT, Index
 from shared.ndjson import LogLine
 
 __all__ = ["LEVEL_COLOURS", "LEVEL_ROLE", "MESSAGE_ROLE", "TIME_ROLE", "ConsoleModel",
-           "line_text"]
+           "console_list_view", "line_text"]
 
 LEVEL_ROLE = Qt.ItemDataRole.UserRole + 1   # log | info | debug | warn | error
 TIME_ROLE = Qt.ItemDataRole.UserRole + 2    # ms since the run started
@@ -74,3 +75,13 @@ class ConsoleModel(QAbstractListModel):
             return QColor(colour) if colour else None
         return {LEVEL_ROLE: line.level, TIME_ROLE: line.t,
                 MESSAGE_ROLE: line.message}.get(role)
+
+
+def console_list_view(model: ConsoleModel) -> QListView:
+    """A view of ``model`` in the fixed-pitch font: the times, levels and messages of
+    every line start in the same columns (``line_text`` pads them for that)."""
+    view = QListView()
+    view.setModel(model)
+    view.setUniformItemSizes(True)
+    view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    return view

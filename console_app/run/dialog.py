@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QListView,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -33,7 +32,7 @@ from console_app.client import jobs
 from console_app.client.connection import CancelToken
 from console_app.client.errors import describe_error
 from console_app.client.jobs import RunningRun
-from console_app.run.console import ConsoleModel
+from console_app.run.console import ConsoleModel, console_list_view
 from console_app.run.failure_text import failure_html
 from console_app.run.result import ResultView, SavePicker
 from console_app.session import HubSession
@@ -137,9 +136,7 @@ class RunDialog(QDialog):
                                               ("Run", self.ref_label))):
             facts.addWidget(QLabel(f"<small>{title}</small>"), 0, col)
             facts.addWidget(label, 1, col)
-        self.console_view = QListView()
-        self.console_view.setModel(self.console)
-        self.console_view.setUniformItemSizes(True)
+        self.console_view = console_list_view(self.console)
         self.result_area = QWidget()
         QVBoxLayout(self.result_area).setContentsMargins(0, 0, 0, 0)
         split = QSplitter(Qt.Orientation.Vertical)

@@ -42,3 +42,13 @@ def test_clicking_the_line_asks_for_the_editor_there(qtbot: QtBot) -> None:
     with qtbot.waitSignal(view.sig_open_line, timeout=1000) as opened:
         view.failure_label.linkActivated.emit("line:12")
     assert opened.args == ["report", 12]
+
+
+def test_no_run_picked_says_nothing_of_the_last_ones_result(qtbot: QtBot) -> None:
+    view = RunView(ask_masked_values=lambda *_: None)
+    qtbot.addWidget(view)
+    view.show_run(_failed("Error: nope"))
+    assert "did not finish well" in view.result_edit.placeholderText()
+    view.show_run(None)  # a filter left no run picked
+    assert view.result_edit.placeholderText() == ""
+    assert "Pick a run" in view.facts.text()

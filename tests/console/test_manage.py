@@ -96,8 +96,11 @@ def test_each_filter_and_the_search(qtbot: QtBot, page: ManagePage) -> None:
     assert "public_ping" in _visible(page) and "vacancies" not in _visible(page)
     page.filter_boxes["page"].setChecked(True)
     assert _visible(page) == {"public_deeplink", "public_page", "public_test-page"}
+    total = page.model.rowCount()  # the header counts what the filters leave of the list
+    assert f"· {page.proxy.rowCount()} of {total} ·" in page.header.text()
     page.filter_boxes["public"].setChecked(False)
     page.filter_boxes["page"].setChecked(False)
+    assert f"· {total} ·" in page.header.text()
     page.filter_boxes["extended"].setChecked(True)
     assert _visible(page) == {"public_slow"}
     page.filter_boxes["extended"].setChecked(False)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QFontInfo
 from PySide6.QtWidgets import QTextBrowser, QTreeView
 from pytestqt.qtbot import QtBot
 
@@ -48,6 +49,8 @@ def test_live_console_in_order_then_a_json_tree(qtbot: QtBot, session: HubSessio
     assert [(line.level, line.message) for line in arrived] == [
         ("log", "counting"), ("warn", "half way")]
     assert dialog.console.index(1).data(LEVEL_ROLE) == "warn"
+    # one fixed pitch, so "counting" and "half way" start in the same column
+    assert QFontInfo(dialog.console_view.font()).fixedPitch()
     view = dialog.result_view
     assert view is not None and view.kind == "json" and view.json_model is not None
     tree = view.json_model
