@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QPlainTextEdit, QWidget
 
-from console_app.run.console import LEVEL_COLOURS
+from console_app.run.console import LEVEL_COLOURS, line_text
 from shared.ndjson import LogLine
 from shared.wire.debug import StackFrame
 
@@ -35,7 +35,7 @@ class ConsoleView(QPlainTextEdit):
         cursor.movePosition(QTextCursor.MoveOperation.End)
         if not self.document().isEmpty():
             cursor.insertBlock()
-        cursor.insertText(f"{line.t / 1000:7.3f}s  {line.level:<5}  {line.message}", fmt)
+        cursor.insertText(line_text(line, 7), fmt)  # as the Run dialog and History write it
         self._levels.append(line.level)
         self.ensureCursorVisible()
 

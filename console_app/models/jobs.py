@@ -22,7 +22,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 
 from console_app.client.jobs import JobInfo, JobList, RunningRun
-from console_app.history.fmt import OUTCOME_COLOURS, age, elapsed
+from console_app.history.fmt import OUTCOME_COLOURS, age, duration, elapsed
 from console_app.models.rows import ROOT, Index, column_header
 from shared.wire.schedules import Schedule
 
@@ -73,7 +73,7 @@ def last_run_text(job: JobInfo, now: float) -> str:
     run = job.last_run
     if run is None:
         return "never run"
-    took = f" · {run.runtime} ms" if run.runtime is not None else ""
+    took = f" · {duration(run.runtime)}" if run.runtime is not None else ""  # as History writes it
     return f"{run.outcome}{took} · {age(run.started, now)}"
 
 

@@ -118,6 +118,10 @@ def test_details_row_and_ages(listed: JobList, qtmodeltester: object) -> None:
     assert model.index(1, COL_LAST_RUN).data() == "never run"
     clock.advance(90)
     assert model.index(0, COL_LAST_RUN).data() == "failed · 4 ms · 2 min ago"
+    slow = _job("slow", stats={"runs": 1, "failures": 0, "lastRun": {
+        "started": clock.wall - 5, "outcome": "success", "runtime": 1444, "by": "owner"}})
+    assert _model(JobList([slow], "files"), clock).index(0, COL_LAST_RUN).data() == \
+        "success · 1.4 s · 5 s ago"  # as History writes a duration
     details = model.index(0, 0, model.index(0, 0))
     assert details.data(DETAILS_ROLE) is True and "Loading source" in details.data()
     nightly = decode(Schedule, {"id": 3, "name": "nightly", "jobName": "ran", "cron": "0 2 * * *",
