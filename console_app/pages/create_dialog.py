@@ -133,10 +133,13 @@ class CreateJobDialog(QDialog):
         self.problem = QLabel("")
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet("color: #e53935")
+        # Room for a two-line reason from the start: the form does not jump as one comes and goes.
+        self.problem.setMinimumHeight(self.problem.fontMetrics().lineSpacing() * 2)
         self.templates = QListWidget()
         for template in TEMPLATES:
             self.templates.addItem(f"{template.title} — {template.summary}")
         self.preview = QPlainTextEdit(readOnly=True)
+        self.preview.setToolTip("What the job starts as; edit it in the editor once created")
         self.preview.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel)
@@ -172,7 +175,6 @@ class CreateJobDialog(QDialog):
         why = name_problem(name, self._existing)
         # An empty name is not an error yet: the owner has not typed anything.
         self.problem.setText(why if why and name else "")
-        self.problem.setVisible(bool(why and name))
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(why is None)
         self.preview.setPlainText(self.template().body(name or "my_job"))
 

@@ -37,6 +37,20 @@ def test_a_name_the_hub_would_refuse_is_said_in_the_dialog(qtbot: QtBot, name: s
     assert (why in dialog.problem.text()) is bool(name)  # nothing typed: no scolding
 
 
+def test_the_form_keeps_its_place_as_a_reason_comes_and_goes(qtbot: QtBot) -> None:
+    dialog = CreateJobDialog(["report"])
+    qtbot.addWidget(dialog)
+    dialog.show()
+    templates_at = dialog.templates.y()
+    dialog.name_edit.setText("has space")  # a reason appears
+    qtbot.waitUntil(lambda: bool(dialog.problem.text()))
+    dialog.layout().activate()
+    assert dialog.templates.y() == templates_at
+    dialog.name_edit.setText("fine_name")  # and goes
+    dialog.layout().activate()
+    assert dialog.templates.y() == templates_at
+
+
 @given(st.text(max_size=120))
 def test_the_dialogs_name_check_agrees_with_the_hubs(name: str) -> None:
     from hub.store.base import check_job_name
