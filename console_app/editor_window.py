@@ -268,7 +268,17 @@ class EditorWindow(QMainWindow):
 
     def _hub_checked(self, found: list[CodeProblem]) -> None:
         self._hub_problems = found
+        if not any(p.source == "syntax" for p in found):
+            self._drop_stale_syntax_marks()
         self._show_problems()
+
+    def _drop_stale_syntax_marks(self) -> None:
+        """A save's or a run's SyntaxError is stale once the hub finds none in the text
+        as it is now; a run's other failures stay until the next run."""
+        marked = self.editor.error_messages()
+        if marked and all("SyntaxError" in m for m in marked):
+            self.editor.clear_errors()
+        self._run_problems = [p for p in self._run_problems if "SyntaxError" not in p.message]
 
     def _show_problems(self) -> None:
         local = _as_problems(self.editor.header_problems())

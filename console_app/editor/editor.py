@@ -265,6 +265,9 @@ class JobEditor(QWidget):
         clear_marks(self.sci, self._errors, st.IND_ERROR)
         self._refresh_annotations()
 
+    def error_messages(self) -> list[str]:
+        return [message for _handle, message in self._errors]
+
     def error_lines(self) -> list[int]:
         """1-based lines that carry a hub error now (they move with edits)."""
         return sorted({self.sci.markerLineFromHandle(h) + 1 for h, _m in self._errors})

@@ -91,6 +91,18 @@ def test_syntax_error_is_marked_at_its_line(qtbot: QtBot, connection: HubConnect
     assert window.editor.error_lines() == []
 
 
+def test_a_syntax_error_mark_goes_once_the_hub_finds_none(
+        qtbot: QtBot, connection: HubConnection, tasks: TaskManager, job: str) -> None:
+    window = _window(qtbot, connection, tasks, job)
+    type_text(window, "const a = 1\nlet x = \nreturn (\n")
+    with qtbot.waitSignal(window.sig_save_failed, timeout=10000):
+        window.save()
+    assert window.editor.error_lines() == [3], window.editor.error_messages()
+    with qtbot.waitSignal(window.checker.sig_checked, timeout=10000):
+        type_text(window, "return 3\n")  # the whole text replaced; no save, no run
+    assert window.editor.error_lines() == []
+
+
 def test_a_run_failure_with_a_line_is_marked_too(qtbot: QtBot, connection: HubConnection,
                                                  tasks: TaskManager, job: str) -> None:
     window = _window(qtbot, connection, tasks, job)
