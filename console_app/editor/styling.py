@@ -96,6 +96,10 @@ def configure(sci: ScintillaEdit, scheme: Scheme) -> None:
     sci.autoCSetOrder(S.Ordering.Custom)
     sci.autoCSetMaxHeight(10)
     sci.setVisiblePolicy(S.VisiblePolicy.Slop | S.VisiblePolicy.Strict, 5)
+    # Scrollable as wide as the longest line seen, not Scintilla's fixed 2000 px: a
+    # short file shows no horizontal scroll bar.
+    sci.setScrollWidth(1)
+    sci.setScrollWidthTracking(True)
     _margins(sci)
     _markers(sci)
     apply_scheme(sci, scheme)

@@ -290,3 +290,12 @@ def test_the_brace_at_the_caret_and_its_match_are_lit(qtbot: QtBot, editor: JobE
         sci.gotoPos(caret)
         match_braces(sci)
         assert lit == [expected], (caret, lit)
+
+
+def test_a_short_file_scrolls_no_wider_than_its_longest_line(editor: JobEditor) -> None:
+    editor.set_text("return 1\n")
+    editor.grab()  # laid out and painted: Scintilla widens the scroll width as it draws
+    assert editor.sci.scrollWidth() < editor.sci.width()  # no horizontal scroll bar
+    editor.set_text("x" * 400 + "\n")
+    editor.grab()
+    assert editor.sci.scrollWidth() > editor.sci.width()
