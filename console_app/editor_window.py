@@ -209,7 +209,8 @@ class EditorWindow(QMainWindow):
     def _load_params(self) -> None:
         remembered = remembered_params(self.session.url, self.name)
         if remembered:
-            self.params_panel.set_params(remembered, "The parameters of your last run from this console.")
+            self.params_panel.set_params(remembered,
+                                         "The parameters of your last run from this console.")
             self.sig_params_loaded.emit()
             return
         conn, name = self.session.conn, self.name
