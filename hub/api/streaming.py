@@ -85,10 +85,11 @@ async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inboun
     """The run's answer. ``ticket``: the run's identity from its admission (a new one
     when none); its job id is known before the run starts: a live answer's header
     names it."""
+    accept = request.headers.get("accept", "")
     stream = force_stream or wants_stream(inbound.flag("raw"), inbound.flag("enableLogger"),
-                                          request.headers.get("accept", ""))
+                                          accept)
     run_ticket = ticket or RunTicket()
-    pretty = not stream and wants_pretty(request.headers.get("accept", ""))
+    pretty = not stream and wants_pretty(accept)
 
     def start(on_log: Callable[[LogLine], None] | None = None,
               on_start: Callable[[], None] | None = None) -> Awaitable[RunResult]:
@@ -105,7 +106,7 @@ async def answer_run(request: Request, runner: JobRunner, job: LoadedJob, inboun
     if result.error is not None:
         return error_response(result.error, result.runtime_ms, stream=True,
                               job_id=result.job_id)
-    explicit = force_stream or NDJSON in request.headers.get("accept", "").lower()
+    explicit = force_stream or NDJSON in accept.lower()
     return Response(stream_tail(result), 200 if explicit else stream_status(result),
                     {"X-Job-Id": result.job_id}, media_type=NDJSON)
 
