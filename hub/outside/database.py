@@ -17,11 +17,14 @@ name (values mapped by :mod:`hub.outside.values`); any other gives
 
 * ``database busy: …`` — no connection came free within the run's time;
 * ``database unavailable: …`` — connecting failed (never a hang: the login is bounded);
-* ``the statement was cancelled: the run's time ran out`` — the statement was cancelled
-  (``cursor.cancel()`` for ODBC, ``connection.interrupt()`` for SQLite) and its
-  connection thrown away;
+* ``the statement was cancelled: the run's time ran out`` — the run ended (its time or
+  CPU ran out, it was stopped, its caller went away): the statement was cancelled
+  (``connection.interrupt()`` for SQLite; for ODBC ``SQLCancel``, then on PostgreSQL and
+  MariaDB the server itself, see :mod:`hub.outside.db_odbc`) and its connection thrown
+  away. Rows are fetched in batches, and a cancelled fetch stops between two;
 * ``db.exec refuses …`` with ``extra["sqlstate"] == "42501"`` — the statement tried
-  to reach past the business database (:mod:`hub.outside.sqlite_guard`);
+  to reach past the business database, the hub's host or the login
+  (:mod:`hub.outside.sqlite_guard`, :mod:`hub.outside.server_sql`);
 * the driver's own message otherwise, with ``extra["sqlstate"]`` set to the SQL state
   (ODBC) or the error class name (SQLite, e.g. ``IntegrityError``).
 
@@ -52,36 +55,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from hub.dburl import DatabaseUrl, utf8_parameters
 from hub.dburl import parse_database_url as parse_url
-from hub.outside.sqlite_guard import SqliteGuard, refusal, refused_in_sqlite_text
+from hub.outside import mariadb_client
+from hub.outside.db_drivers import Call, Driver, SqliteDriver
+from hub.outside.db_odbc import OdbcDriver
 from hub.outside.values import params_from_json, to_json
 from shared.errors import BadRequest, JobFailed
 
 __all__ = ["CANCELLED", "Database", "DatabaseUrl", "parse_database_url", "utf8_parameters"]
 
 CANCELLED = "the statement was cancelled: the run's time ran out"
-SQLITE_TEMP_TABLE = (
-    "CREATE TEMP TABLE IF NOT EXISTS webhub_session (name TEXT PRIMARY KEY, value TEXT)"
-)
-# Longest an ODBC login may take, whatever time the run has left.
-MAX_LOGIN_S = 10.0
-SQLITE_BUSY_S = 5.0
 CANCEL_EVERY_S = 0.1
 CANCEL_TRIES = 100
+# A statement still not back this long after its first cancel has its session ended.
+END_SESSION_AFTER_S = 2.0
+FETCH_BATCH = 500
 
 Result = list[dict[str, Any]] | dict[str, Any]
 SETTING = "WEBJOB_DB"  # the jobs' database (hub.settings), named in its errors
+
+# Connector/C reads MARIADB_HOME once, when the process's first MariaDB connection
+# starts the library: set it on import, before any connection of a hub process.
+mariadb_client.point_connector_here()
 
 
 def parse_database_url(url: str) -> DatabaseUrl:
@@ -89,168 +91,11 @@ def parse_database_url(url: str) -> DatabaseUrl:
     return parse_url(url, SETTING)
 
 
-@dataclass
-class _Call:
-    """One statement in flight: what the event loop needs to cancel it."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    conn: Any = None
-    cursor: Any = None
-    finished: bool = False
-    cancelled: bool = False
-
-
-class _Driver:
-    """What differs between sqlite3 and pyodbc."""
-
-    def connect(self, login_s: float) -> Any:
-        raise NotImplementedError
-
-    def cancel(self, call: _Call) -> None:
-        raise NotImplementedError
-
-    def failure(self, exc: Exception, conn: Any = None) -> JobFailed | None:
-        """The job's error for a driver exception, or None if it is not the driver's."""
-        raise NotImplementedError
-
-    def broken(self, exc: Exception) -> bool:
-        """True when the connection should be thrown away after ``exc``."""
-        return False
-
-    def before_statement(self, conn: Any, sql: str, hub_statement: bool) -> None:
-        """Refuse (JobFailed) what this driver cannot let ``sql`` do; ``hub_statement``
-        is True for the hub's own session statement."""
-
-    def reset(self, conn: Any) -> bool:
-        """Clear what a statement left in the connection's session; False when the
-        connection must be closed instead of going back to the pool."""
-        return True
-
-
-class _SqliteDriver(_Driver):
-    def __init__(self, path: str, max_value_bytes: int) -> None:
-        self.path = path
-        # No string or blob beyond what could cross to the job: randomblob(1e9) would
-        # otherwise grow the hub by a GB before the payload cap saw the row.
-        self.max_value_bytes = max_value_bytes
-        # Switching a new file to WAL from several connections at once fails with
-        # "database is locked" (the busy timeout does not cover it): one at a time.
-        self._connecting = threading.Lock()
-
-    def connect(self, login_s: float) -> Any:
-        if not Path(self.path).parent.is_dir():
-            raise sqlite3.OperationalError(f"no directory for {self.path}")
-        with self._connecting:
-            return self._open()
-
-    def _open(self) -> Any:
-        conn = sqlite3.connect(
-            self.path, timeout=SQLITE_BUSY_S, isolation_level=None, check_same_thread=False,
-            factory=_GuardedConnection,
-        )
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute(SQLITE_TEMP_TABLE)
-        except sqlite3.Error:
-            conn.close()
-            raise
-        if hasattr(conn, "enable_load_extension"):  # only where Python was built with it
-            conn.enable_load_extension(False)
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.max_value_bytes)
-        conn.set_authorizer(conn.guard)  # after the hub's own set-up statements
-        return conn
-
-    def cancel(self, call: _Call) -> None:
-        if call.conn is not None:
-            call.conn.interrupt()
-
-    def failure(self, exc: Exception, conn: Any = None) -> JobFailed | None:
-        if not isinstance(exc, sqlite3.Error):
-            return None
-        refused = conn.guard.refused if isinstance(conn, _GuardedConnection) else None
-        if refused is not None and isinstance(exc, sqlite3.DatabaseError):
-            return refusal(refused)
-        return JobFailed(str(exc) or type(exc).__name__, sqlstate=type(exc).__name__)
-
-    def before_statement(self, conn: Any, sql: str, hub_statement: bool) -> None:
-        conn.guard.refused = None
-        conn.guard.hub_statement = hub_statement
-
-    def reset(self, conn: Any) -> bool:
-        if conn.in_transaction:  # a job's BEGIN or SAVEPOINT never reaches the next caller
-            conn.rollback()
-        return True
-
-
-class _GuardedConnection(sqlite3.Connection):
-    """A sqlite3 connection that carries its authorizer, so a failure can say what
-    the authorizer refused."""
-
-    guard: SqliteGuard
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.guard = SqliteGuard()
-
-
-class _OdbcDriver(_Driver):
-    def __init__(self, conn_str: str) -> None:
-        self.conn_str = conn_str
-        # Imported lazily: only for odbc: URLs.
-        self.pyodbc: Any = cast(Any, importlib.import_module("pyodbc"))
-        self.pyodbc.native_uuid = True  # uuid columns as uuid.UUID, so values.py maps them
-
-        self.dbms = ""  # the server's SQL_DBMS_NAME, lower case, once connected
-
-    def connect(self, login_s: float) -> Any:
-        timeout = max(1, round(min(login_s, MAX_LOGIN_S)))
-        conn = self.pyodbc.connect(self.conn_str, autocommit=True, timeout=timeout)
-        self.dbms = str(conn.getinfo(self.pyodbc.SQL_DBMS_NAME)).lower()
-        utf8_parameters(self.pyodbc, conn)
-        return conn
-
-    def before_statement(self, conn: Any, sql: str, hub_statement: bool) -> None:
-        refused = None if hub_statement or "sqlite" not in self.dbms else (
-            refused_in_sqlite_text(sql))
-        if refused is not None:
-            raise refusal(refused)
-
-    def reset(self, conn: Any) -> bool:
-        if "postgresql" not in self.dbms:
-            return False  # a fresh session for the next statement (see the module text)
-        cursor = conn.cursor()
-        try:
-            try:
-                cursor.execute("DISCARD ALL")
-            except self.pyodbc.Error:  # it cannot run inside the transaction a job left open
-                cursor.execute("ROLLBACK")
-                cursor.execute("DISCARD ALL")
-        finally:
-            cursor.close()
-        return True
-
-    def cancel(self, call: _Call) -> None:
-        if call.cursor is not None:
-            call.cursor.cancel()
-
-    def failure(self, exc: Exception, conn: Any = None) -> JobFailed | None:
-        if not isinstance(exc, self.pyodbc.Error):
-            return None
-        state = str(exc.args[0]) if len(exc.args) > 1 else None
-        message = str(exc.args[-1]) if exc.args else type(exc).__name__
-        return JobFailed(message, sqlstate=state)
-
-    def broken(self, exc: Exception) -> bool:
-        state = str(exc.args[0]) if len(exc.args) > 1 else ""
-        return state.startswith(("08", "HYT")) or isinstance(exc, self.pyodbc.InterfaceError)
-
-
-def _driver_for(url: DatabaseUrl, max_value_bytes: int) -> _Driver:
+def _driver_for(url: DatabaseUrl, max_value_bytes: int) -> Driver:
     if url.kind == "sqlite":
-        return _SqliteDriver(url.target, max_value_bytes)
+        return SqliteDriver(url.target, max_value_bytes)
     try:
-        return _OdbcDriver(url.target)
+        return OdbcDriver(url.target)  # imports pyodbc: only for odbc: URLs
     except ImportError:
         raise BadRequest(f"{SETTING}: odbc URLs need the pyodbc package and unixODBC") from None
 
@@ -294,7 +139,7 @@ class Database:
     async def _run(
         self, sql: str, bound: list[Any], staff_id: int | None, deadline: float
     ) -> Result:
-        call = _Call()
+        call = Call()
         loop = asyncio.get_running_loop()
         try:
             future = loop.run_in_executor(
@@ -319,7 +164,7 @@ class Database:
             future.exception()  # retrieved: a cancelled run's late failure is not news
         self._slots.release()
 
-    def _cancel(self, call: _Call) -> bool:
+    def _cancel(self, call: Call) -> bool:
         """Cancel the statement from another thread; False if it had already finished."""
         with call.lock:
             if call.finished:
@@ -330,21 +175,29 @@ class Database:
         ).start()
         return True
 
-    def _keep_cancelling(self, call: _Call) -> None:
+    def _keep_cancelling(self, call: Call) -> None:
         # A cancel that lands between two steps (connecting, the session statement) is
         # a no-op, so it is repeated until the thread gives the connection up.
         # Under the lock: the thread never closes the cursor while it is being cancelled.
+        # The server is asked too, from a connection of its own and outside the lock
+        # (opening one takes time): first for the statement, later for its session, so
+        # a driver that ignores the cancel (or a statement the client itself is feeding)
+        # never holds a connection of the pool for good.
+        started, asked = time.monotonic(), 0
         for _ in range(CANCEL_TRIES):
             with call.lock:
                 if call.finished:
                     return
                 _quietly(self._driver.cancel, call)
+            if asked == 0 or (asked == 1 and time.monotonic() - started >= END_SESSION_AFTER_S):
+                _quietly(self._driver.cancel_on_server, call, asked == 1)
+                asked += 1
             time.sleep(CANCEL_EVERY_S)
 
     # Everything below runs in a pool thread.
 
     def _work(
-        self, call: _Call, sql: str, bound: list[Any], staff_id: int | None, deadline: float
+        self, call: Call, sql: str, bound: list[Any], staff_id: int | None, deadline: float
     ) -> Result:
         keep = False
         try:
@@ -397,7 +250,7 @@ class Database:
         else:
             _quietly(conn.close)
 
-    def _statement(self, call: _Call, sql: str, bound: list[Any], staff_id: int | None) -> Result:
+    def _statement(self, call: Call, sql: str, bound: list[Any], staff_id: int | None) -> Result:
         cursor = call.conn.cursor()
         call.cursor = cursor
         try:
@@ -411,11 +264,7 @@ class Database:
             cursor.execute(sql, bound)
             if cursor.description is None:
                 return {"affectedRows": max(cursor.rowcount, 0)}
-            names = [str(col[0]) for col in cursor.description]
-            return [
-                {name: to_json(value) for name, value in zip(names, row, strict=False)}
-                for row in cursor.fetchall()
-            ]
+            return _rows(call, cursor)
         finally:
             with call.lock:
                 call.cursor = None
@@ -430,7 +279,19 @@ class Database:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _reset(driver: _Driver, conn: Any) -> bool:
+def _rows(call: Call, cursor: Any) -> list[dict[str, Any]]:
+    """Every row as an object, fetched in batches so that a cancel stops the fetch."""
+    names = [str(col[0]) for col in cursor.description]
+    rows: list[dict[str, Any]] = []
+    while batch := cursor.fetchmany(FETCH_BATCH):
+        if call.cancelled:
+            raise JobFailed(CANCELLED)
+        rows.extend({name: to_json(value) for name, value in zip(names, row, strict=False)}
+                    for row in batch)
+    return rows
+
+
+def _reset(driver: Driver, conn: Any) -> bool:
     try:
         return driver.reset(conn)
     except Exception:  # a connection that cannot be reset is not reused

@@ -210,8 +210,8 @@ def test_an_open_transaction_never_reaches_the_next_statement(
 
 def test_a_postgresql_session_setting_and_prepared_statement_go(tmp_path: Path) -> None:
     async def body(db: Database) -> None:
-        await db.exec("SELECT set_config('webhub.leak', 'one caller', false)", None, None, 10)
-        got = await db.exec("SELECT current_setting('webhub.leak', true) AS v", None, None, 10)
+        await db.exec("SELECT set_config('business.leak', 'one caller', false)", None, None, 10)
+        got = await db.exec("SELECT current_setting('business.leak', true) AS v", None, None, 10)
         assert got in ([{"v": None}], [{"v": ""}])
         await db.exec("SET search_path TO pg_catalog", None, None, 10)
         path = await db.exec("SELECT current_setting('search_path') AS v", None, None, 10)
