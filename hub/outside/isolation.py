@@ -17,8 +17,10 @@ Two URLs are the same place when:
   and port) and either the same database, or — on MariaDB/MySQL and SQL Server, where
   one login reaches every database it is granted — the same user.
 
-Different logins on one server, or PostgreSQL databases apart, are not reported:
-only the server's grants decide those (see the README on the business user).
+Different logins on one server, or PostgreSQL databases apart, do not reach the hub's
+tables by themselves, but only the server's grants and settings keep them apart (see
+the README on the business user): the hub says so at start too, naming what it cannot
+rule out (:func:`shared_server`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from hub.dburl import parse_database_url
 from hub.outside.own_servers import odbc_fields, odbc_host
 from hub.settings import Settings
 
-__all__ = ["hub_tables_reachable", "warn_if_hub_tables_reachable"]
+__all__ = ["hub_tables_reachable", "shared_server", "warn_if_hub_tables_reachable"]
 
 log = logging.getLogger("webhub.outside")
 
@@ -153,11 +155,39 @@ def hub_tables_reachable(settings: Settings) -> str | None:
     return None
 
 
+def shared_server(settings: Settings) -> str | None:
+    """The server ``WEBJOB_DB`` shares with ``WEBHUB_DB`` (another database or login on
+    it), or None when they are on different servers or one is a file."""
+    business, hub = _place(settings.job_db), _place(settings.hub_db)
+    if not (isinstance(business, _Server) and isinstance(hub, _Server)):
+        return None
+    if (business.engine, business.host, business.port) != (hub.engine, hub.host, hub.port):
+        return None
+    return f"{business.engine} at {business.host}:{business.port}"
+
+
+_SHARED_SERVER_RISKS = (
+    "db.exec refuses what a statement shows (LOAD … LOCAL and the server's file "
+    "functions, login and role changes, SQL built at run time), but it cannot rule out: "
+    "grants the business login holds on the hub's database (PostgreSQL gives PUBLIC "
+    "CONNECT and TEMP on every new database); the server's file rights (FILE, "
+    "pg_read_server_files) and its local_infile for other clients; a job's load — long "
+    "queries, locks, connections — slowing the hub's own work; procedures and functions "
+    "already on the server that run SQL built at run time or as their definer. Keep the "
+    "hub's tables on another server, or check those grants and settings")
+
+
 def warn_if_hub_tables_reachable(settings: Settings) -> bool:
-    """One WARNING line when jobs' SQL could reach the hub's own tables; True if so."""
+    """One WARNING line when jobs' SQL could reach the hub's own tables, or shares their
+    server; True if so."""
     why = hub_tables_reachable(settings)
     if why is None:
-        return False
+        where = shared_server(settings)
+        if where is None:
+            return False
+        log.warning("WEBJOB_DB shares its server with WEBHUB_DB (%s), in another database "
+                    "or login. %s.", where, _SHARED_SERVER_RISKS)
+        return True
     log.warning("WEBJOB_DB reaches the hub's own tables: %s. Every job's db.exec could "
                 "read and change them; give WEBJOB_DB a database and a user that see only "
                 "the business tables.", why)

@@ -302,8 +302,14 @@ def _apart(home: Path, other: Path) -> list[dict[str, str]]:
         {},  # the default: business.db beside hub.db
         {"WEBJOB_DB": f"sqlite:///{other / 'hub.db'}"},  # a hub.db, but not this hub's
         {"WEBHUB_DB": f"odbc:{PG_ODBC}", "WEBJOB_DB": f"sqlite:///{home / 'business.db'}"},
-        {"WEBHUB_DB": f"odbc:{PG_ODBC}", "WEBJOB_DB": f"odbc:{PG_OTHER}"},
         {"WEBHUB_DB": f"odbc:{PG_ODBC}", "WEBJOB_DB": f"odbc:{PG_ODBC.replace('5432', '5433')}"},
+    ]
+
+
+def _sharing_a_server() -> list[dict[str, str]]:
+    """Set-ups whose business database is apart, on the server of the hub's tables."""
+    return [
+        {"WEBHUB_DB": f"odbc:{PG_ODBC}", "WEBJOB_DB": f"odbc:{PG_OTHER}"},
         {"WEBHUB_DB": f"odbc:{MARIA_ODBC.replace('DATABASE=test', 'DATABASE=hub')}",
          "WEBJOB_DB": f"odbc:{MARIA_ODBC.replace('UID=root', 'UID=jobs')}"},
         {"WEBHUB_DB": "postgres://postgres@127.0.0.1:5432/hub", "WEBJOB_DB": f"odbc:{PG_ODBC}"},
@@ -325,6 +331,19 @@ def test_the_hub_warns_when_the_business_database_is_its_own(
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1
     assert warnings[0].getMessage().startswith("WEBJOB_DB reaches the hub's own tables: ")
+
+
+@pytest.mark.expected_warning
+@pytest.mark.parametrize("case", range(len(_sharing_a_server())))
+def test_the_hub_names_the_risks_of_a_shared_server(
+    case: int, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = _settings(tmp_path / "home", **_sharing_a_server()[case])
+    with caplog.at_level(logging.WARNING, logger="webhub.outside"):
+        assert warn_if_hub_tables_reachable(settings)
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warning.startswith("WEBJOB_DB shares its server with WEBHUB_DB ("), warning
+    assert "cannot rule out: grants" in warning and "local_infile" in warning
 
 
 @pytest.mark.parametrize("case", range(len(_apart(Path("x"), Path("y")))))
