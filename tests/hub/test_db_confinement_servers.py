@@ -204,7 +204,7 @@ def _answers(out: dict[str, Any]) -> str:
 
 def test_no_file_of_the_hubs_host_reaches_a_job(site: Site, tmp_path: Path) -> None:
     probes = _file_probes(site, tmp_path)
-    out = _try_each(site.hub, probes + ["SELECT Name FROM Person"])
+    out = _try_each(site.hub, [*probes, "SELECT Name FROM Person"])
     for sql in probes:
         assert "answer" not in out[sql] or out[sql]["answer"] == [{"v": None}], (sql, out[sql])
     loads = [sql for sql in probes if "load" in sql.lower() and "load_file" not in sql.lower()]
