@@ -29,9 +29,10 @@ text. A refusal carries the SQL state ``42501``.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 __all__ = ["Dialect", "dialect_of", "refused_in_server_text"]
 
@@ -63,98 +64,72 @@ class _Lexing:
 
 
 _WORD = r"[A-Za-z_\x80-\U0010FFFF][A-Za-z0-9_$\x80-\U0010FFFF]*"
-_START = re.compile(
-    rf"""
-      (?P<space>\s+)
-    | (?P<line>--[^\n]*|\#[^\n]*)
-    | (?P<exec>/\*M?!\d{{0,6}})
-    | (?P<block>/\*)
-    | (?P<dollar>\$(?:{_WORD})?\$)
-    | (?P<word>{_WORD})
-    | (?P<quote>['"`\[])
-    | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-_PLAIN = {"'": re.compile(r"(?:[^']|'')*'?"), '"': re.compile(r'(?:[^"]|"")*"?'),
-          "`": re.compile(r"(?:[^`]|``)*`?"), "[": re.compile(r"[^\]]*\]?")}
-_ESCAPED = {"'": re.compile(r"(?:[^'\\]|\\.|'')*'?", re.DOTALL),
-            '"': re.compile(r'(?:[^"\\]|\\.|"")*"?', re.DOTALL)}
+_SINGLE = {False: r"'(?:[^']|'')*'?", True: r"'(?:[^'\\]|\\.|'')*'?"}
+_DOUBLE = {False: r'"(?:[^"]|"")*"?', True: r'"(?:[^"\\]|\\.|"")*"?'}
 
 
-@dataclass(frozen=True)
-class _Token:
+class _Token(NamedTuple):
     kind: str  # word (lower case), name (quoted identifier), string, other
     text: str
 
 
+_NOTHING = _Token("other", "")
+_OPEN, _AT, _COMMA, _SEMICOLON = (_Token("other", c) for c in "(@,;")
+_INTO, _SET = _Token("word", "into"), _Token("word", "set")
+
+
+@functools.cache
+def _pattern(lexing: _Lexing) -> re.Pattern[str]:
+    """One pattern whose every match is a whole token, comment or space for
+    ``lexing``: the reading is one pass of the regular-expression engine."""
+    maria, postgres = lexing.dialect == "mariadb", lexing.dialect == "postgresql"
+    skip = [r"\s+", r"/\*(?!M?!).*?(?:\*/|\Z)" if maria else r"/\*.*?(?:\*/|\Z)"]
+    # MariaDB: "--" starts a comment only before a space or a control character, "#"
+    # always; an executable comment's opener is dropped and what it holds read as code.
+    skip += ([r"--(?=[\x00-\x20]|\Z)[^\n]*", r"\#[^\n]*", r"/\*M?!\d{0,6}"] if maria
+             else [r"--[^\n]*"])
+    parts = [f"(?P<skip>{'|'.join(skip)})"]
+    if postgres:
+        parts += [r"(?P<dollar>\$\$.*?(?:\$\$|\Z)"
+                  rf"|\$(?P<tag>{_WORD})\$.*?(?:\$(?P=tag)\$|\Z))",
+                  rf"(?P<estring>[eE]{_SINGLE[True]})"]  # E'…' takes backslash escapes
+    parts.append(f"(?P<string>{_SINGLE[lexing.backslash_single]})")
+    double = _DOUBLE[lexing.backslash_double and not lexing.double_is_name]
+    parts.append(f"(?P<name>{double})" if lexing.double_is_name else f"(?P<string2>{double})")
+    if maria:
+        parts.append(r"(?P<backtick>`(?:[^`]|``)*`?)")
+    if lexing.dialect == "other":
+        parts.append(r"(?P<bracket>\[[^\]]*\]?)")
+    parts += [f"(?P<word>{_WORD})", r"(?P<other>.)"]
+    return re.compile("|".join(parts), re.DOTALL)
+
+
+def _inner(text: str, opener: int, closer: str) -> str:
+    """A quoted token's text without its quotes (an unclosed one runs to the end)."""
+    body = text[opener:]
+    return body[:-len(closer)] if len(body) >= len(closer) and body.endswith(closer) else body
+
+
+def _token(kind: str, text: str) -> _Token:
+    if kind == "word":
+        return _Token("word", text.lower())
+    if kind == "dollar":
+        delimiter = text[:text.index("$", 1) + 1]
+        return _Token("string", _inner(text, len(delimiter), delimiter))
+    if kind == "estring":
+        return _Token("string", _inner(text, 2, "'"))
+    if kind in ("string", "string2"):
+        return _Token("string", _inner(text, 1, text[0]))
+    if kind in ("name", "backtick"):
+        return _Token("name", _inner(text, 1, text[0]))
+    if kind == "bracket":
+        return _Token("name", _inner(text, 1, "]"))
+    return _Token("other", text)
+
+
 def _tokens(sql: str, lexing: _Lexing) -> list[_Token]:
-    out: list[_Token] = []
-    pos, end = 0, len(sql)
-    while pos < end:
-        match = _START.match(sql, pos)
-        if match is None:  # pragma: no cover - the last alternative matches any character
-            break
-        kind, text = match.lastgroup or "other", match.group()
-        pos = match.end()
-        if kind == "space":
-            continue
-        if kind == "line":
-            if _is_line_comment(text, lexing.dialect):
-                continue
-            kind, text, pos = "other", text[0], match.start() + 1
-        if kind == "exec":
-            if lexing.dialect == "mariadb":
-                continue  # MariaDB runs what an executable comment holds: read it as code
-            kind = "block"
-        if kind == "block":
-            close = sql.find("*/", pos)
-            pos = end if close < 0 else close + 2
-            continue
-        if kind == "dollar" and lexing.dialect == "postgresql":
-            close = sql.find(text, pos)
-            body_end = end if close < 0 else close
-            out.append(_Token("string", sql[pos:body_end]))
-            pos = end if close < 0 else close + len(text)
-            continue
-        if kind == "dollar":
-            kind, text, pos = "other", "$", match.start() + 1
-        if kind == "quote":
-            # PostgreSQL's E'…' (the E right before the quote) takes backslash escapes.
-            e_string = (bool(out) and out[-1] == _Token("word", "e")
-                        and match.start() > 0 and sql[match.start() - 1] in "eE")
-            token, pos = _quoted(sql, text, pos, lexing, e_string)
-            out.append(token)
-            continue
-        out.append(_Token(kind, text.lower() if kind == "word" else text))
-    return out
-
-
-def _is_line_comment(text: str, dialect: Dialect) -> bool:
-    if text.startswith("#"):
-        return dialect == "mariadb"
-    if dialect != "mariadb":
-        return True
-    # MariaDB: "--" starts a comment only before a space or a control character.
-    return len(text) == 2 or text[2] <= " "
-
-
-def _quoted(sql: str, quote: str, pos: int, lexing: _Lexing,
-            e_string: bool) -> tuple[_Token, int]:
-    if quote == "[" and lexing.dialect != "other":
-        return _Token("other", "["), pos
-    if quote == "'":
-        escaped = lexing.backslash_single or (lexing.dialect == "postgresql" and e_string)
-    else:
-        escaped = quote == '"' and lexing.backslash_double and not lexing.double_is_name
-    body = (_ESCAPED if escaped else _PLAIN)[quote].match(sql, pos)
-    assert body is not None  # every pattern matches the empty string
-    text = body.group()
-    closing = "]" if quote == "[" else quote
-    inner = text[:-1] if text.endswith(closing) else text
-    if quote in "`[" or (quote == '"' and lexing.double_is_name):
-        return _Token("name", inner), body.end()
-    return _Token("string", inner), body.end()
+    return [_token(match.lastgroup or "other", match.group())
+            for match in _pattern(lexing).finditer(sql) if match.lastgroup != "skip"]
 
 
 def _lexings(sql: str, dialect: Dialect) -> list[_Lexing]:
@@ -217,8 +192,35 @@ _FILE_FUNCTIONS = {
 _CONFIG_REFUSED = ("role", "session_authorization", "webhub.")
 
 
+# Every refusal below needs one of these in the text (a keyword, an object's kind, a
+# function's name): a statement with none of them is not read at all. A bulk INSERT or
+# a plain SELECT costs a lower-casing and a few substring searches, not a reading.
+_NEEDED_WORDS = (
+    "grant", "revoke", "load", "password", "role", "authorization", "webhub", "reassign",
+    "user", "group", "login", "default", "owned", "database", "system", "server",
+    "foreign", "subscription", "tablespace", "extension", "language", "function",
+    "procedure", "package", "event", "routine",
+)
+_NEEDED_BY_DIALECT: dict[Dialect, tuple[str, ...]] = {
+    "postgresql": ("copy", "import", "set_config", "pg_", "lo_", "dblink"),
+    "mariadb": ("schema", "prepare", "execute", "deallocate", "kill", "shutdown", "install",
+                "atomic", "immediate", "outfile", "dumpfile", "sys_"),
+    "other": ("open", "xp_"),
+}
+_DO = re.compile(r"\bdo\b")
+
+
+def _may_be_refused(sql: str, dialect: Dialect) -> bool:
+    lowered = sql.lower()
+    if dialect == "postgresql" and _DO.search(lowered):
+        return True
+    return any(word in lowered for word in _NEEDED_WORDS + _NEEDED_BY_DIALECT[dialect])
+
+
 def refused_in_server_text(sql: str, dialect: Dialect) -> str | None:
     """What ``sql`` does that a job may not, in words for the job; None when nothing."""
+    if not _may_be_refused(sql, dialect):
+        return None
     for lexing in _lexings(sql, dialect):
         tokens = _tokens(sql, lexing)
         refused = _anywhere(tokens, dialect)
@@ -232,7 +234,7 @@ def refused_in_server_text(sql: str, dialect: Dialect) -> str | None:
 def _statements(tokens: list[_Token]) -> list[list[_Token]]:
     out: list[list[_Token]] = [[]]
     for token in tokens:
-        if token == _Token("other", ";"):
+        if token == _SEMICOLON:
             out.append([])
         else:
             out[-1].append(token)
@@ -243,34 +245,41 @@ def _words(tokens: list[_Token]) -> list[str]:
     return [t.text for t in tokens if t.kind == "word"]
 
 
+_MARIADB_STARTS = frozenset({"begin", "execute", "into"})
+
+
 def _anywhere(tokens: list[_Token], dialect: Dialect) -> str | None:
     """What is refused wherever it stands: grants, LOAD, file functions, dynamic SQL."""
-    for index, token in enumerate(tokens):
-        after = tokens[index + 1] if index + 1 < len(tokens) else _Token("other", "")
-        if token.kind == "word" and token.text in ("grant", "revoke"):
-            return f"{token.text.upper()} ({_LOGIN_CHANGE})"
-        if token.kind == "word" and token.text == "load" and after.text.lower() in (
-                "data", "xml"):
+    into_targets = _into_targets(tokens) if dialect == "mariadb" else set()
+    count = len(tokens)
+    for index, (kind, text) in enumerate(tokens):
+        if kind == "other" and text != "@":
+            continue
+        after = tokens[index + 1] if index + 1 < count else _NOTHING
+        if kind == "word" and text in ("grant", "revoke"):
+            return f"{text.upper()} ({_LOGIN_CHANGE})"
+        if kind == "word" and text == "load" and after.text.lower() in ("data", "xml"):
             return "LOAD DATA (it makes the hub send a file of its host)"
-        if after == _Token("other", "(") and token.kind in ("word", "name"):
-            refused = _call_refused(token.text.lower(), tokens[index + 2:], dialect)
+        if after == _OPEN and kind in ("word", "name"):
+            refused = _call_refused(text.lower(), tokens[index + 2] if index + 2 < count
+                                    else _NOTHING, dialect)
             if refused:
                 return refused
-        if dialect == "mariadb":
-            refused = _mariadb_anywhere(tokens, index)
+        if dialect == "mariadb" and (text in _MARIADB_STARTS or text == "@"):
+            refused = _mariadb_anywhere(tokens, index, index in into_targets)
             if refused:
                 return refused
-        if (dialect == "postgresql" and token == _Token("word", "update")
+        if (dialect == "postgresql" and kind == "word" and text == "update"
                 and any(t.text.lower() == "pg_settings" for t in tokens[index + 1:index + 4])):
             return "UPDATE pg_settings (it sets the role or the hub's webhub.* settings)"
     return None
 
 
-def _call_refused(name: str, args: list[_Token], dialect: Dialect) -> str | None:
+def _call_refused(name: str, first: _Token, dialect: Dialect) -> str | None:
+    """``name(first, …``: a refused function, or set_config() of what the hub owns."""
     if name in _FILE_FUNCTIONS[dialect]:
         return f"the function {name}() (it reaches past the business tables)"
     if dialect == "postgresql" and name == "set_config":
-        first = args[0] if args else _Token("other", "")
         # Only a plain literal can be read: a name built at run time could be 'role'.
         plain = first.kind == "string" and "\\" not in first.text
         if not plain or first.text.lower().startswith(_CONFIG_REFUSED):
@@ -278,7 +287,7 @@ def _call_refused(name: str, args: list[_Token], dialect: Dialect) -> str | None
     return None
 
 
-def _mariadb_anywhere(tokens: list[_Token], index: int) -> str | None:
+def _mariadb_anywhere(tokens: list[_Token], index: int, into_target: bool) -> str | None:
     words = [t.text if t.kind == "word" else "" for t in tokens[index:index + 3]]
     if words == ["begin", "not", "atomic"]:
         return f"BEGIN NOT ATOMIC ({_DYNAMIC})"
@@ -286,39 +295,43 @@ def _mariadb_anywhere(tokens: list[_Token], index: int) -> str | None:
         return f"EXECUTE IMMEDIATE ({_DYNAMIC})"
     if words[:1] == ["into"] and len(words) > 1 and words[1] in ("outfile", "dumpfile"):
         return f"INTO {words[1].upper()} (it writes a file on the database server)"
-    if _writes_hub_variable(tokens, index):
+    if _is_hub_variable(tokens, index) and (into_target or _assigned(tokens, index)):
         return "assigning @webhub_… (the hub's staff id for the statement)"
     return None
 
 
 def _is_hub_variable(tokens: list[_Token], index: int) -> bool:
     """``@webhub_…`` at ``index`` (the ``@``), however the name is quoted."""
-    if tokens[index] != _Token("other", "@") or index + 1 >= len(tokens):
+    if tokens[index] != _AT or index + 1 >= len(tokens):
         return False
     name = tokens[index + 1]
     return name.kind in ("word", "name", "string") and name.text.lower().startswith("webhub_")
 
 
-def _writes_hub_variable(tokens: list[_Token], index: int) -> bool:
-    if not _is_hub_variable(tokens, index):
-        return False
+def _assigned(tokens: list[_Token], index: int) -> bool:
+    """``@x := …`` anywhere, or ``@x = …`` where a SET (or its list) assigns."""
     following = [t.text for t in tokens[index + 2:index + 4]]
     if following == [":", "="]:
         return True
-    before = tokens[index - 1] if index > 0 else _Token("other", "")
-    if following[:1] == ["="] and before in (_Token("word", "set"), _Token("other", ",")):
-        return True  # SET @webhub_x = …, also inside a trigger's or a list's SET
-    # SELECT … INTO @a, @webhub_x: walk back over the list to the INTO.
-    back = index - 1
-    while back >= 0:
-        if tokens[back] == _Token("word", "into"):
-            return True
-        if tokens[back] != _Token("other", ",") or back < 2:
-            return False
-        if tokens[back - 2] != _Token("other", "@"):
-            return False
-        back -= 3
-    return False
+    before = tokens[index - 1] if index > 0 else _NOTHING
+    return following[:1] == ["="] and before in (_SET, _COMMA)
+
+
+def _into_targets(tokens: list[_Token]) -> set[int]:
+    """The ``@`` of each variable in a ``SELECT … INTO @a, @b`` list (one pass)."""
+    targets: set[int] = set()
+    index, count = 0, len(tokens)
+    while index < count:
+        if tokens[index] != _INTO:
+            index += 1
+            continue
+        index += 1
+        while index + 1 < count and tokens[index] == _AT:
+            targets.add(index)
+            index += 2
+            if index < count and tokens[index] == _COMMA:
+                index += 1
+    return targets
 
 
 def _statement_refused(statement: list[_Token], dialect: Dialect) -> str | None:
@@ -331,8 +344,9 @@ def _statement_refused(statement: list[_Token], dialect: Dialect) -> str | None:
         return _definition_refused(verb, words[1:], dialect)
     if verb == "set":
         return _set_refused(statement, words[1:], dialect)
-    if verb == "reset" and words[1:2] in (["role"], ["session"]):
-        return f"RESET {words[1].upper()} ({_LOGIN_CHANGE})"
+    if verb == "reset" and (words[1:2] in (["role"], ["session_authorization"])
+                            or words[1:3] == ["session", "authorization"]):
+        return f"RESET {' '.join(words[1:3]).upper()} ({_LOGIN_CHANGE})"
     if verb == "load":
         return "LOAD (it reads files or libraries into the database server)"
     return _verb_refused(verb, dialect)
@@ -373,9 +387,11 @@ def _set_refused(statement: list[_Token], rest: list[str], dialect: Dialect) -> 
     if dialect == "mariadb" and rest[:1] == ["statement"] and "for" in rest:
         inner = statement[[t.text for t in statement].index("for") + 1:]
         return _statement_refused(inner, dialect)
-    names = [t.text.lower() for t in statement[1:] if t.kind in ("word", "name")]
-    while names and names[0] in _SET_MODIFIERS and len(names) > 1:
-        names = names[1:]
+    every = [t.text.lower() for t in statement[1:] if t.kind in ("word", "name")]
+    skip = 0
+    while skip < len(every) - 1 and every[skip] in _SET_MODIFIERS:
+        skip += 1
+    names = every[skip:skip + 2]
     if names[:2] == ["default", "role"]:
         return f"SET DEFAULT ROLE ({_LOGIN_CHANGE})"
     if names and names[0] in _SET_TARGETS:

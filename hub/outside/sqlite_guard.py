@@ -168,7 +168,7 @@ def refused_in_sqlite_text(sql: str) -> str | None:
         if kind == "word" and lowered in _KEYWORDS_REFUSED:
             return _KEYWORDS_REFUSED[lowered]
         if kind == "word" and lowered == "pragma":
-            refused = _pragma_statement(tokens[index + 1:])
+            refused = _pragma_statement(tokens[index + 1:index + 5])  # it reads four
             if refused:
                 return refused
         if lowered in REFUSED_FUNCTIONS:

@@ -1,0 +1,174 @@
+"""The reading of a job's SQL on PostgreSQL, MariaDB and other servers
+(``hub/outside/server_sql.py``): every spelling of a refused statement is refused
+(case, spaces, comments, executable comments, each server's quoting), ordinary business
+SQL never is, any text is read without an error, and reading costs time linear in the
+text (the same shapes at three sizes)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hub.outside.server_sql import Dialect, dialect_of, refused_in_server_text
+
+DIALECTS: list[Dialect] = ["postgresql", "mariadb", "other"]
+
+REFUSED: dict[Dialect, list[list[str]]] = {
+    "mariadb": [
+        ["LOAD", "DATA", "LOCAL", "INFILE", "'/etc/passwd'", "INTO", "TABLE", "t"],
+        ["LOAD", "DATA", "LOW_PRIORITY", "LOCAL", "INFILE", "'x'", "INTO", "TABLE", "t"],
+        ["LOAD", "XML", "LOCAL", "INFILE", "'x'", "INTO", "TABLE", "t"],
+        ["SET", "PASSWORD", "=", "PASSWORD('x')"],
+        ["ALTER", "USER", "CURRENT_USER()", "IDENTIFIED", "BY", "'x'"],
+        ["RENAME", "USER", "a", "TO", "b"], ["GRANT", "ALL", "ON", "*.*", "TO", "x"],
+        ["REVOKE", "SELECT", "ON", "t", "FROM", "x"], ["CREATE", "USER", "x"],
+        ["DROP", "ROLE", "x"], ["SET", "ROLE", "admin"], ["SET", "DEFAULT", "ROLE", "r"],
+        ["PREPARE", "s", "FROM", "@q"], ["EXECUTE", "IMMEDIATE", "@q"],
+        ["BEGIN", "NOT", "ATOMIC", "SELECT", "1;", "END"], ["KILL", "QUERY", "5"],
+        ["SELECT", "1", "INTO", "OUTFILE", "'/tmp/x'"], ["SELECT", "LOAD_FILE('/x')"],
+        ["SET", "@webhub_userstaffid", "=", "'5'"], ["SELECT", "@webhub_userstaffid", ":=", "5"],
+        ["SELECT", "1", "INTO", "@a,", "@webhub_userstaffid"],
+        ["CREATE", "EVENT", "e", "ON", "SCHEDULE", "EVERY", "1", "SECOND", "DO", "SELECT", "1"],
+        ["CREATE", "DATABASE", "elsewhere"],
+    ],
+    "postgresql": [
+        ["ALTER", "ROLE", "CURRENT_USER", "PASSWORD", "'x'"],
+        ["ALTER", "ROLE", "CURRENT_USER", "SET", "statement_timeout", "=", "1"],
+        ["SET", "ROLE", "postgres"], ["SET", "SESSION", "AUTHORIZATION", "postgres"],
+        ["SET", "role", "=", "'x'"], ["RESET", "ROLE"],
+        ["SELECT", "set_config('role',", "'x',", "false)"],
+        ["SELECT", "set_config(current_user,", "'x',", "false)"],
+        ["SET", "webhub.userstaffid", "=", "'1'"],
+        ["DO", "$$", "BEGIN", "NULL;", "END", "$$"], ["COPY", "t", "FROM", "PROGRAM", "'id'"],
+        ["SELECT", "pg_read_file('/etc/passwd')"], ["SELECT", "lo_import('/etc/passwd')"],
+        ["CREATE", "OR", "REPLACE", "FUNCTION", "f()", "RETURNS", "int", "AS", "'x'"],
+        ["ALTER", "DATABASE", "d", "SET", "search_path", "=", "x"], ["LOAD", "'plpgsql'"],
+        ["UPDATE", "pg_settings", "SET", "setting", "=", "'1'"],
+        ["GRANT", "x", "TO", "y"], ["CREATE", "EXTENSION", "dblink"],
+    ],
+    "other": [["GRANT", "SELECT", "ON", "t", "TO", "x"], ["ALTER", "LOGIN", "x", "WITH"],
+              ["CREATE", "USER", "x"], ["LOAD", "DATA", "INFILE", "'x'"]],
+}
+
+ALLOWED = [
+    "SELECT * FROM Person WHERE Name = 'load data local infile' AND x = 'grant'",
+    "UPDATE users SET password = ? WHERE id = ?", "UPDATE t SET role = 'x'",
+    "SELECT 1 -- LOAD DATA LOCAL INFILE 'x'", "SELECT 1 /* grant all */",
+    "CREATE TABLE t (role VARCHAR(10), password VARCHAR(10))", "ALTER TABLE user ADD c INT",
+    "ALTER TABLE t DROP COLUMN role", "DROP TABLE IF EXISTS role", "CALL refresh(1)",
+    "SHOW GRANTS", "INSERT INTO audit (s) VALUES (@webhub_userstaffid)",
+    "SELECT @webhub_userstaffid AS v", "SELECT current_setting('webhub.userstaffid', true)",
+    "SELECT set_config('search_path', 'public', false)", "SELECT 'it''s', \"role\" FROM t",
+    "DELETE FROM Vacancy WHERE Status = 'X'", "WITH x AS (SELECT 1) SELECT * FROM x",
+    "CREATE INDEX i ON t (role)", "SELECT 1--1",
+]
+
+# Gaps between the words of a refused statement that each server reads as a space.
+GAPS: dict[Dialect, list[str]] = {
+    "mariadb": [" ", "\n", "\t", "/**/", " /* grant */ ", " -- x\n", " # x\n"],
+    "postgresql": [" ", "\n", "\t", "/**/", " /* grant */ ", " -- x\n"],
+    "other": [" ", "\n", "/* x */", " -- x\n"],
+}
+
+
+def test_dialects_from_the_driver_names() -> None:
+    assert dialect_of("PostgreSQL") == "postgresql"
+    assert dialect_of("MariaDB") == dialect_of("MySQL") == "mariadb"
+    assert dialect_of("Microsoft SQL Server") == "other"
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("sql", ALLOWED)
+def test_ordinary_business_sql_is_never_refused(dialect: Dialect, sql: str) -> None:
+    assert refused_in_server_text(sql, dialect) is None
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@given(data=st.data())
+def test_every_spelling_is_refused(dialect: Dialect, data: st.DataObject) -> None:
+    words = data.draw(st.sampled_from(REFUSED[dialect]))
+    spelled = [data.draw(st.sampled_from([w, w.lower(), w.upper()])) for w in words]
+    sql = "".join(word + data.draw(st.sampled_from(GAPS[dialect])) for word in spelled)
+    lead = data.draw(st.sampled_from(["", "SELECT 1; ", "/* x */ "]))
+    assert refused_in_server_text(lead + sql, dialect) is not None, lead + sql
+
+
+@pytest.mark.parametrize("sql", [
+    "/*!50000 LOAD DATA LOCAL INFILE 'x' INTO TABLE t */",        # executable comment
+    "/*M!100000 SET PASSWORD = PASSWORD('x') */",
+    "SELECT 'a\\''; LOAD DATA LOCAL INFILE 'x' INTO TABLE t; -- '",  # backslash escapes
+    "SELECT \"a\\\"\"; LOAD DATA LOCAL INFILE 'x' INTO TABLE t; -- \"",
+    "SELECT 'a\\'; LOAD DATA LOCAL INFILE 'x' INTO TABLE t; -- '",   # NO_BACKSLASH_ESCAPES
+    "SET STATEMENT max_statement_time=1 FOR SET PASSWORD = PASSWORD('x')",
+    "SELECT 1 INTO @a, @`webhub_userstaffid`",
+])
+def test_mariadb_reads_what_mariadb_runs(sql: str) -> None:
+    assert refused_in_server_text(sql, "mariadb") is not None
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT $$it's$$; ALTER ROLE x PASSWORD 'y'",                   # dollar quotes
+    "SELECT $tag$ $$ ' $tag$; ALTER ROLE x PASSWORD 'y'",
+    "SELECT E'a\\''; ALTER ROLE x PASSWORD 'y'",                    # E'' escapes
+    "SELECT 'a\\'; ALTER ROLE x PASSWORD 'y'; -- '",                # standard strings
+    'SET "webhub.userstaffid" = 1',
+    "SELECT set_config(E'ro\\x6ce', 'x', false)",
+])
+def test_postgresql_reads_what_postgresql_runs(sql: str) -> None:
+    assert refused_in_server_text(sql, "postgresql") is not None
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@given(text=st.text())
+def test_any_text_is_read(dialect: Dialect, text: str) -> None:
+    refused = refused_in_server_text(text, dialect)
+    assert refused is None or isinstance(refused, str)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@given(text=st.text())
+def test_text_in_strings_and_comments_is_never_refused(dialect: Dialect, text: str) -> None:
+    quoted = "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+    assert refused_in_server_text(f"SELECT {quoted} AS v", dialect) is None
+    line = text.replace("\n", " ").replace("\r", " ")
+    assert refused_in_server_text(f"SELECT 1 -- {line}", dialect) is None
+    block = text.replace("*/", "").replace("/*", "")
+    assert refused_in_server_text(f"SELECT 1 /* {block} */", dialect) is None
+
+
+# ---------------------------------------------------------------- cost
+
+SHAPES = {
+    "strings": "SELECT 'a\\'b', \"c\\\"d\" FROM t WHERE x = 'it''s'; ",
+    "comments": "/* c */ -- d\n # e\n SELECT 1; ",
+    "hashes": "#" * 50 + "-" * 50,
+    "calls": "f(g(h(",
+    "dollars": "$a$ $$ ' ",
+    "variables": "SELECT @webhub_a, @webhub_b, @x := 1 INTO @a, @b, ",
+    "set_modifiers": "SET SESSION LOCAL GLOBAL ",
+    "words": "SELECT a, b, c FROM Person WHERE role = 'x' AND load > 1 ",
+}
+
+
+def _seconds(sql: str, dialect: Dialect) -> float:
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        refused_in_server_text(sql, dialect)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@settings(max_examples=len(SHAPES) * len(DIALECTS), deadline=None)
+@given(shape=st.sampled_from(sorted(SHAPES)), dialect=st.sampled_from(DIALECTS))
+def test_reading_costs_time_linear_in_the_text(shape: str, dialect: Dialect) -> None:
+    """3 KB, 30 KB and 300 KB of one shape: ten times the text may cost at most ~25
+    times the time (room for noise), never the hundred a quadratic reading would."""
+    unit = SHAPES[shape] + " user "  # a word some refusal needs: the text is read
+    times = [_seconds(unit * (size // len(unit)), dialect) for size in (3_000, 30_000,
+                                                                     300_000)]
+    assert times[1] < max(times[0], 1e-4) * 25, (shape, dialect, times)
+    assert times[2] < max(times[1], 1e-3) * 25, (shape, dialect, times)
