@@ -15,13 +15,15 @@ recursive encoder later.
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 import re
 import sys
 from typing import Any
 
-__all__ = ["MAX_JSON_DEPTH", "REPLACEMENT", "clean_json", "clean_text", "loads_json",
-           "may_hold_lone_surrogate", "nesting_depth", "nests_deeper_than"]
+__all__ = ["MAX_JSON_DEPTH", "REPLACEMENT", "clean_json", "clean_text", "json_text_deeper_than",
+           "loads_json", "may_hold_lone_surrogate", "nesting_depth", "nests_deeper_than"]
 
 REPLACEMENT = "\ufffd"
 # How deep JSON from outside may nest: far more than any real payload, far less than
@@ -111,6 +113,62 @@ def nests_deeper_than(raw: str | bytes, value: Any, depth: int) -> bool:
     brackets = (raw.count("[") + raw.count("{") if isinstance(raw, str)
                 else raw.count(b"[") + raw.count(b"{"))
     return brackets > depth and nesting_depth(value) > depth
+
+
+# Outside strings, only brackets matter to depth, and a brace counts as a bracket.
+_TO_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_CHUNK = 256 * 1024  # each C call below holds the GIL for a few milliseconds at most
+_RUNS = re.compile(rb"\[+|\]+")
+
+
+def _outside_strings(text: bytes) -> list[bytes]:
+    """The brackets of JSON text (its escapes already removed, so every quote opens or
+    closes a string) that are not inside a string, a chunk at a time."""
+    out, inside = [], False
+    for start in range(0, len(text), _CHUNK):
+        parts = text[start:start + _CHUNK].split(b'"')
+        kept = b"".join(parts[1::2] if inside else parts[::2])
+        out.append(kept.translate(_TO_BRACKETS, _NOT_BRACKETS))
+        inside ^= len(parts) % 2 == 0  # an odd number of quotes in the chunk
+    return out
+
+
+def json_text_deeper_than(raw: str | bytes, depth: int) -> bool:
+    """Whether JSON *text* nests deeper than ``depth``, read from the text before
+    anything is parsed: strings dropped, then one nesting level stripped a pass
+    (every ``[]`` left is innermost) — text still left after ``depth`` passes is
+    deeper; once a pass strips little for its length (few, long chains), the rest of the
+    depth is read from the lengths of the runs of brackets. Each step is a C call over at
+    most a chunk or the brackets left, so no parsed value is walked. Text that is not
+    JSON may be read either way; the parser refuses it."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    elif raw[:4].count(0) or raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        # UTF-16 or UTF-32, which json reads too: its code units could look like quotes.
+        raw = raw.decode(json.detect_encoding(raw), "surrogatepass").encode(
+            "utf-8", "surrogatepass")
+    if raw.count(b"[") + raw.count(b"{") <= depth:
+        return False
+    brackets = b"".join(_outside_strings(raw.replace(b"\\\\", b"").replace(b'\\"', b"")))
+    stripped_levels = 0
+    while brackets and stripped_levels < depth:
+        stripped = brackets.replace(b"[]", b"")
+        if len(stripped) == len(brackets):
+            return False  # unbalanced: not JSON, and the parser says so
+        stripped_levels += 1
+        shrank, brackets = len(brackets) - len(stripped), stripped
+        if shrank * 10 < len(brackets):
+            break  # few leaves left for their length: read the rest from its runs
+    if not brackets or stripped_levels >= depth:
+        return bool(brackets)
+    # Runs of "[" then "]" alternate; the depth is the running sum's peak.
+    runs = _RUNS.findall(brackets)
+    if runs[0][0] != ord("["):
+        return False
+    signed = map(operator.mul, map(len, runs), itertools.cycle((1, -1)))
+    peak: int = max(itertools.accumulate(signed))
+    return stripped_levels + peak > depth
 
 
 def nesting_depth(value: Any) -> int:

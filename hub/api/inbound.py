@@ -19,13 +19,16 @@ from shared.text import (
     MAX_JSON_DEPTH,
     clean_json,
     clean_text,
+    json_text_deeper_than,
     loads_json,
     may_hold_lone_surrogate,
-    nests_deeper_than,
 )
 
 ENGINE_FLAGS = ("enableLogger", "raw", "_console", "_debug")
 BODY_IDLE_S = 30.0  # how long a request body may go without a byte before it is refused
+# A JSON or form body larger than this is parsed in a thread, off the event loop that
+# answers every other caller (parsing 10 MB takes the better part of a second).
+OFF_LOOP_BYTES = 64 * 1024
 
 
 @dataclass
@@ -40,12 +43,15 @@ class Inbound:
 
 
 def _collect(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """Pairs to a dict; a repeated name becomes an array (a checkbox group)."""
+    """Pairs to a dict; a repeated name becomes an array (a checkbox group). Linear: a
+    repeated name's array is appended to in place, never copied."""
     out: dict[str, Any] = {}
+    repeated: dict[str, list[Any]] = {}
     for key, value in pairs:
-        if key in out:
-            prev = out[key]
-            out[key] = [*prev, value] if isinstance(prev, list) else [prev, value]
+        if key in repeated:
+            repeated[key].append(value)
+        elif key in out:
+            out[key] = repeated[key] = [out[key], value]
         else:
             out[key] = value
     return out
@@ -102,11 +108,12 @@ def parse_json(text: str | bytes, what: str = "The request body") -> Any:
 def parse_exact_json(text: str | bytes, what: str = "The request body") -> Any:
     """As :func:`parse_json`, but its text as sent (lone surrogates kept): for a caller
     that refuses them (see :func:`refuse_lone_surrogates`) before cleaning the rest."""
-    too_deep = BadRequest(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
+    if json_text_deeper_than(text, MAX_JSON_DEPTH):  # read from the text: nothing parsed yet
+        raise BadRequest(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
     try:
         data = loads_json(text)
-    except RecursionError:  # the parser's own limit, far deeper than ours
-        raise too_deep from None
+    except RecursionError:  # pragma: no cover - the text was measured first
+        raise BadRequest(f"{what} nests deeper than {MAX_JSON_DEPTH} levels") from None
     except json.JSONDecodeError:
         raise BadRequest(f"{what} is not valid JSON") from None
     except UnicodeDecodeError as exc:  # the decoder's own wording is not the caller's business
@@ -114,8 +121,6 @@ def parse_exact_json(text: str | bytes, what: str = "The request body") -> Any:
                          "UTF-32 with a byte order mark)") from None
     except ValueError as exc:  # NaN, Infinity, a number no job could read back
         raise BadRequest(f"{what} is not valid JSON: {exc}") from None
-    if nests_deeper_than(text, data, MAX_JSON_DEPTH):
-        raise too_deep
     return data
 
 
@@ -149,15 +154,26 @@ def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-async def _body_params(request: Request, body: bytes) -> Any:
-    ctype = media_type(request)
-    if not body:
-        return {}
+def _parsed_text_body(ctype: str, body: bytes) -> Any:
+    """A JSON or form body's parameters (``...`` for any other type)."""
     if ctype == "application/json" or ctype.endswith("+json"):
         return parse_json(body)
     if ctype == "application/x-www-form-urlencoded":
         text = body.decode("utf-8", errors="replace")
         return _collect(parse_qsl(text, keep_blank_values=True))
+    return ...
+
+
+async def _body_params(request: Request, body: bytes) -> Any:
+    ctype = media_type(request)
+    if not body:
+        return {}
+    if len(body) > OFF_LOOP_BYTES:
+        parsed = await asyncio.to_thread(_parsed_text_body, ctype, body)
+    else:
+        parsed = _parsed_text_body(ctype, body)
+    if parsed is not ...:
+        return parsed
     if ctype == "multipart/form-data":
         try:
             form = await request.form()
