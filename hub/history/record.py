@@ -16,15 +16,33 @@ from typing import Any
 from shared.outcomes import OUTCOMES, SOURCES
 
 __all__ = [
-    "MAX_CALLS", "MAX_LOG_BYTES", "MAX_LOG_LINES", "MAX_RESULT_BYTES", "OUTCOMES", "SOURCES",
-    "Caller", "RunRecord", "bound_calls", "bound_logs", "bound_result", "mask_params",
-    "record_from_json", "record_to_json", "textual",
+    "MAX_CALLS",
+    "MAX_LOG_BYTES",
+    "MAX_LOG_LINES",
+    "MAX_PARAMS_BYTES",
+    "MAX_RESULT_BYTES",
+    "OUTCOMES",
+    "PARAMS_TRUNCATED",
+    "SOURCES",
+    "Caller",
+    "RunRecord",
+    "bound_calls",
+    "bound_logs",
+    "bound_params",
+    "bound_result",
+    "mask_params",
+    "record_from_json",
+    "record_to_json",
+    "textual",
 ]
 
 MAX_RESULT_BYTES = 64 * 1024
 MAX_LOG_LINES = 300
 MAX_LOG_BYTES = 32 * 1024
 MAX_CALLS = 100
+# Parameters are the caller's: a public job's anonymous caller may send 10 MB a request.
+MAX_PARAMS_BYTES = 64 * 1024
+PARAMS_TRUNCATED = "…truncated"  # the key that marks parameters history cut short
 MASK = "***"
 # Parameter names that look like they hold a secret: their values are never stored.
 _SECRET_NAME = re.compile(r"pass|pwd|secret|token|api[-_]?key|apikey|^key$|_key$|-key$|auth|"
@@ -104,6 +122,64 @@ _FIELDS = frozenset(f.name for f in fields(RunRecord))
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
+
+
+class _Budget:
+    """What is left of :data:`MAX_PARAMS_BYTES`, counted roughly as JSON would spend it."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def spend(self, size: int) -> bool:
+        """Take ``size``; False (and nothing left) when it does not fit."""
+        self.left -= size
+        return self.left >= 0
+
+
+def bound_params(value: Any) -> Any:
+    """``value`` masked as :func:`mask_params` does, kept to about
+    :data:`MAX_PARAMS_BYTES` of JSON: what fits, in order, under ``kept`` beside a
+    :data:`PARAMS_TRUNCATED` note when the rest is cut. The walk stops where the budget
+    ends, so a 10 MB body costs what 64 KB does (the job still gets all of it)."""
+    budget = _Budget(MAX_PARAMS_BYTES)
+    kept = _bounded(value, 0, budget)
+    if budget.left >= 0:
+        return kept
+    return {PARAMS_TRUNCATED: f"history keeps the first {MAX_PARAMS_BYTES // 1024} KB of "
+                              "these parameters", "kept": kept}
+
+
+def _bounded(value: Any, depth: int, budget: _Budget) -> Any:
+    if depth > 20:
+        budget.spend(len(MASK))
+        return MASK
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        budget.spend(2)
+        for key, item in value.items():
+            name = str(key)
+            if not budget.spend(len(name) + 4):
+                break
+            out[name] = MASK if _SECRET_NAME.search(name) else _bounded(item, depth + 1, budget)
+            if budget.left < 0:
+                break
+        return out
+    if isinstance(value, list):
+        items: list[Any] = []
+        budget.spend(2)
+        for item in value:
+            if not budget.spend(1):
+                break
+            items.append(_bounded(item, depth + 1, budget))
+            if budget.left < 0:
+                break
+        return items
+    if isinstance(value, str):
+        room = max(budget.left, 0)
+        budget.spend(len(value) + 2)
+        return value if budget.left >= 0 else value[:room]
+    budget.spend(8)
+    return value
 
 
 def mask_params(value: Any, depth: int = 0) -> Any:

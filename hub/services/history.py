@@ -25,8 +25,8 @@ from hub.history.record import (
     RunRecord,
     bound_calls,
     bound_logs,
+    bound_params,
     bound_result,
-    mask_params,
     textual,
 )
 from hub.history.record import (
@@ -85,7 +85,7 @@ class History:
             job_id=start.job_id, job_name=start.job_name, source=start.source,
             caller=record_caller(start.caller), started=time.time(), node=self.node, ref=start.ref,
             job_version=start.job_version, method=start.method,
-            params=start.redactor.deep(mask_params(start.params)),
+            params=start.redactor.deep(bound_params(start.params)),
             schedule_id=start.schedule_id, schedule_name=start.schedule_name)
         try:
             loop = asyncio.get_running_loop()
