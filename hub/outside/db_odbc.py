@@ -26,7 +26,7 @@ from typing import Any, Literal, cast
 from hub.dburl import utf8_parameters
 from hub.outside import mariadb_client
 from hub.outside.db_drivers import Call, Driver
-from hub.outside.server_sql import Dialect, dialect_of, refused_in_server_text
+from hub.outside.server_sql import Dialect, Quoting, dialect_of, refused_in_server_text
 from hub.outside.sqlite_guard import refusal, refused_in_sqlite_text
 from shared.errors import JobFailed
 
@@ -37,17 +37,26 @@ log = logging.getLogger("webhub.outside")
 # Longest an ODBC login may take, whatever time the run has left.
 MAX_LOGIN_S = 10.0
 CANCEL_LOGIN_S = 5
-_SESSION_ID = {"postgresql": "SELECT pg_backend_pid()", "mariadb": "SELECT CONNECTION_ID()"}
+# The session's id (for a cancel from another connection) and the quoting settings the
+# statement reader must lex by, read from the server with every new connection.
+_SESSION = {
+    "postgresql": "SELECT pg_catalog.pg_backend_pid(), "
+                  "pg_catalog.current_setting('standard_conforming_strings')",
+    "mariadb": "SELECT CONNECTION_ID(), @@SESSION.sql_mode",
+}
 
 
 class OdbcConnection:
-    """A pyodbc connection and the server's id for its session (None where unknown)."""
+    """A pyodbc connection, the server's id for its session and its quoting settings
+    (None where unknown)."""
 
-    __slots__ = ("raw", "session")
+    __slots__ = ("quoting", "raw", "session")
 
-    def __init__(self, raw: Any, session: int | None) -> None:
+    def __init__(self, raw: Any, session: int | None = None,
+                 quoting: Quoting | None = None) -> None:
         self.raw = raw
         self.session = session
+        self.quoting = quoting
 
     def cursor(self) -> Any:
         return self.raw.cursor()
@@ -79,7 +88,7 @@ class OdbcDriver(Driver):
         try:
             if self.dialect == "mariadb" and self.local_files_refused is None:
                 self._check_local_files(raw)
-            return OdbcConnection(raw, self._session_id(raw))
+            return self._described(raw)
         except Exception:
             raw.close()
             raise
@@ -104,16 +113,22 @@ class OdbcDriver(Driver):
                 "such statements, but set local_infile=OFF on the server, and leave "
                 "MARIADB_HOME unset or give its my.cnf an [odbc] group with local-infile=0")
 
-    def _session_id(self, raw: Any) -> int | None:
-        sql = _SESSION_ID.get(str(self.dialect))
+    def _described(self, raw: Any) -> OdbcConnection:
+        sql = _SESSION.get(str(self.dialect))
         if sql is None:
-            return None
+            return OdbcConnection(raw)
         cursor = raw.cursor()
         try:
-            row = cursor.execute(sql).fetchone()
+            session, setting = cursor.execute(sql).fetchone()
         finally:
             cursor.close()
-        return int(row[0]) if row and row[0] is not None else None
+        setting = str(setting or "")
+        if self.dialect == "postgresql":
+            quoting = Quoting(backslash_escapes=setting.lower() != "on")
+        else:
+            modes = setting.upper().split(",")
+            quoting = Quoting("NO_BACKSLASH_ESCAPES" not in modes, "ANSI_QUOTES" in modes)
+        return OdbcConnection(raw, int(session), quoting)
 
     def before_statement(self, conn: Any, sql: str, hub_statement: bool) -> None:
         if hub_statement:
@@ -121,7 +136,8 @@ class OdbcDriver(Driver):
         if self.dialect == "sqlite":
             refused = refused_in_sqlite_text(sql)
         else:
-            refused = refused_in_server_text(sql, self.dialect or "other")
+            refused = refused_in_server_text(sql, self.dialect or "other",
+                                             getattr(conn, "quoting", None))
         if refused is not None:
             raise refusal(refused)
 
@@ -149,7 +165,7 @@ class OdbcDriver(Driver):
             return
         if self.dialect == "postgresql":
             verb = "pg_terminate_backend" if end_session else "pg_cancel_backend"
-            sql = f"SELECT {verb}({int(session)})"
+            sql = f"SELECT pg_catalog.{verb}({int(session)})"  # never a job's own function
         else:
             sql = f"KILL {'CONNECTION' if end_session else 'QUERY'} {int(session)}"
         other = self.pyodbc.connect(self.conn_str, autocommit=True, timeout=CANCEL_LOGIN_S)

@@ -19,133 +19,24 @@ of grants, so the hub refuses them by reading the statement first:
   ``EXECUTE IMMEDIATE`` and ``BEGIN NOT ATOMIC`` blocks, and creating functions,
   procedures and events (whose bodies would run later, unread).
 
-The reading is exact about what is code: each dialect's strings (PostgreSQL's
-``E'…'`` and dollar quotes, MariaDB's backslash escapes), comments (MariaDB's
-executable ``/*! … */`` is code) and quoted names. Where a server setting changes
-the lexing (``standard_conforming_strings``, ``NO_BACKSLASH_ESCAPES``,
-``ANSI_QUOTES``) every variant is read and any refusal counts. Reading is linear in the
-text. A refusal carries the SQL state ``42501``.
+The reading is exact about what is code (:mod:`hub.outside.sql_lexing`): each
+dialect's strings, comments and quoted names, with the quoting settings the server
+itself reported on the connection; what cannot be known is read every way, and any
+refusal counts. Reading is linear in the text. A refusal carries the SQL state
+``42501``.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass
-from typing import Literal, NamedTuple
 
-__all__ = ["Dialect", "dialect_of", "refused_in_server_text"]
+from hub.outside.sql_lexing import NOTHING, Dialect, Quoting, Token, dialect_of, readings
 
-Dialect = Literal["postgresql", "mariadb", "other"]
+__all__ = ["Dialect", "Quoting", "dialect_of", "refused_in_server_text"]
 
-
-def dialect_of(dbms_name: str) -> Dialect:
-    """The dialect for an ODBC driver's ``SQL_DBMS_NAME``."""
-    lowered = dbms_name.lower()
-    if "postgres" in lowered:
-        return "postgresql"
-    if "maria" in lowered or "mysql" in lowered:
-        return "mariadb"
-    return "other"
-
-
-# ---------------------------------------------------------------- reading the text
-
-
-@dataclass(frozen=True)
-class _Lexing:
-    """How one server reads quotes: which quotes take backslash escapes, whether
-    ``"`` quotes a name or a string, and the dialect's comments."""
-
-    dialect: Dialect
-    backslash_single: bool  # '…' (MariaDB by default; PostgreSQL with scs off)
-    backslash_double: bool  # "…" as a MariaDB string
-    double_is_name: bool
-
-
-_WORD = r"[A-Za-z_\x80-\U0010FFFF][A-Za-z0-9_$\x80-\U0010FFFF]*"
-_SINGLE = {False: r"'(?:[^']|'')*'?", True: r"'(?:[^'\\]|\\.|'')*'?"}
-_DOUBLE = {False: r'"(?:[^"]|"")*"?', True: r'"(?:[^"\\]|\\.|"")*"?'}
-
-
-class _Token(NamedTuple):
-    kind: str  # word (lower case), name (quoted identifier), string, other
-    text: str
-
-
-_NOTHING = _Token("other", "")
-_OPEN, _AT, _COMMA, _SEMICOLON = (_Token("other", c) for c in "(@,;")
-_INTO, _SET = _Token("word", "into"), _Token("word", "set")
-
-
-@functools.cache
-def _pattern(lexing: _Lexing) -> re.Pattern[str]:
-    """One pattern whose every match is a whole token, comment or space for
-    ``lexing``: the reading is one pass of the regular-expression engine."""
-    maria, postgres = lexing.dialect == "mariadb", lexing.dialect == "postgresql"
-    skip = [r"\s+", r"/\*(?!M?!).*?(?:\*/|\Z)" if maria else r"/\*.*?(?:\*/|\Z)"]
-    # MariaDB: "--" starts a comment only before a space or a control character, "#"
-    # always; an executable comment's opener is dropped and what it holds read as code.
-    skip += ([r"--(?=[\x00-\x20]|\Z)[^\n]*", r"\#[^\n]*", r"/\*M?!\d{0,6}"] if maria
-             else [r"--[^\n]*"])
-    parts = [f"(?P<skip>{'|'.join(skip)})"]
-    if postgres:
-        parts += [r"(?P<dollar>\$\$.*?(?:\$\$|\Z)"
-                  rf"|\$(?P<tag>{_WORD})\$.*?(?:\$(?P=tag)\$|\Z))",
-                  rf"(?P<estring>[eE]{_SINGLE[True]})"]  # E'…' takes backslash escapes
-    parts.append(f"(?P<string>{_SINGLE[lexing.backslash_single]})")
-    double = _DOUBLE[lexing.backslash_double and not lexing.double_is_name]
-    parts.append(f"(?P<name>{double})" if lexing.double_is_name else f"(?P<string2>{double})")
-    if maria:
-        parts.append(r"(?P<backtick>`(?:[^`]|``)*`?)")
-    if lexing.dialect == "other":
-        parts.append(r"(?P<bracket>\[[^\]]*\]?)")
-    parts += [f"(?P<word>{_WORD})", r"(?P<other>.)"]
-    return re.compile("|".join(parts), re.DOTALL)
-
-
-def _inner(text: str, opener: int, closer: str) -> str:
-    """A quoted token's text without its quotes (an unclosed one runs to the end)."""
-    body = text[opener:]
-    return body[:-len(closer)] if len(body) >= len(closer) and body.endswith(closer) else body
-
-
-def _token(kind: str, text: str) -> _Token:
-    if kind == "word":
-        return _Token("word", text.lower())
-    if kind == "dollar":
-        delimiter = text[:text.index("$", 1) + 1]
-        return _Token("string", _inner(text, len(delimiter), delimiter))
-    if kind == "estring":
-        return _Token("string", _inner(text, 2, "'"))
-    if kind in ("string", "string2"):
-        return _Token("string", _inner(text, 1, text[0]))
-    if kind in ("name", "backtick"):
-        return _Token("name", _inner(text, 1, text[0]))
-    if kind == "bracket":
-        return _Token("name", _inner(text, 1, "]"))
-    return _Token("other", text)
-
-
-def _tokens(sql: str, lexing: _Lexing) -> list[_Token]:
-    return [_token(match.lastgroup or "other", match.group())
-            for match in _pattern(lexing).finditer(sql) if match.lastgroup != "skip"]
-
-
-def _lexings(sql: str, dialect: Dialect) -> list[_Lexing]:
-    """Every way the server might read ``sql``; one when no setting could matter."""
-    backslash = "\\" in sql
-    if dialect == "mariadb":
-        ways = [_Lexing(dialect, True, True, False)]
-        if backslash:
-            ways.append(_Lexing(dialect, False, False, False))  # NO_BACKSLASH_ESCAPES
-        if '"' in sql:
-            ways.append(_Lexing(dialect, backslash, False, True))  # ANSI_QUOTES
-        return ways
-    ways = [_Lexing(dialect, False, False, True)]
-    if backslash:
-        ways.append(_Lexing(dialect, True, False, True))  # standard_conforming_strings off
-    return ways
+_NOTHING = NOTHING
+_OPEN, _AT, _COMMA, _SEMICOLON = (Token("other", c) for c in "(@,;")
+_INTO, _SET = Token("word", "into"), Token("word", "set")
 
 
 # ---------------------------------------------------------------- what is refused
@@ -158,7 +49,7 @@ _OBJECT_WORDS = frozenset({
     "database", "user", "role", "group", "login", "function", "procedure", "package",
     "event", "extension", "system", "server", "tablespace", "language", "foreign",
     "subscription", "publication", "policy", "rule", "statistics", "collation",
-    "operator", "cast", "conversion", "aggregate", "materialized", "default", "owned",
+    "operator", "cast", "conversion", "materialized", "default", "owned",
     "routine", "transform", "synonym", "text", "access",
 })
 _REFUSED_OBJECTS = {
@@ -185,6 +76,8 @@ _FILE_FUNCTIONS = {
         "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
         "pg_promote", "dblink", "dblink_exec", "dblink_connect", "dblink_connect_u",
         "dblink_send_query", "dblink_open",
+        # they run SQL held in a string, which cannot be read first
+        "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema",
     }),
     "mariadb": frozenset({"load_file", "sys_exec", "sys_eval"}),
     "other": frozenset({"openrowset", "opendatasource", "openquery", "xp_cmdshell"}),
@@ -202,27 +95,32 @@ _NEEDED_WORDS = (
     "procedure", "package", "event", "routine",
 )
 _NEEDED_BY_DIALECT: dict[Dialect, tuple[str, ...]] = {
-    "postgresql": ("copy", "import", "set_config", "pg_", "lo_", "dblink"),
+    "postgresql": ("copy", "import", "set_config", "pg_", "lo_", "dblink", "query_to",
+                   "transaction"),
     "mariadb": ("schema", "prepare", "execute", "deallocate", "kill", "shutdown", "install",
                 "atomic", "immediate", "outfile", "dumpfile", "sys_"),
     "other": ("open", "xp_"),
 }
-_DO = re.compile(r"\bdo\b")
+# Short verbs, as whole words: DO (PostgreSQL), XA (MariaDB). A compound statement
+# needs nothing of its own here: only what its body holds could be refused.
+_SHORT_VERB = {"postgresql": re.compile(r"\bdo\b"), "mariadb": re.compile(r"\bxa\b")}
 
 
 def _may_be_refused(sql: str, dialect: Dialect) -> bool:
     lowered = sql.lower()
-    if dialect == "postgresql" and _DO.search(lowered):
+    verb = _SHORT_VERB.get(dialect)
+    if verb is not None and verb.search(lowered):
         return True
     return any(word in lowered for word in _NEEDED_WORDS + _NEEDED_BY_DIALECT[dialect])
 
 
-def refused_in_server_text(sql: str, dialect: Dialect) -> str | None:
-    """What ``sql`` does that a job may not, in words for the job; None when nothing."""
+def refused_in_server_text(sql: str, dialect: Dialect,
+                           quoting: Quoting | None = None) -> str | None:
+    """What ``sql`` does that a job may not, in words for the job; None when nothing.
+    ``quoting`` is the server's, when the connection reported it (else every way)."""
     if not _may_be_refused(sql, dialect):
         return None
-    for lexing in _lexings(sql, dialect):
-        tokens = _tokens(sql, lexing)
+    for tokens in readings(sql, dialect, quoting):
         refused = _anywhere(tokens, dialect)
         for statement in _statements(tokens):
             refused = refused or _statement_refused(statement, dialect)
@@ -231,8 +129,8 @@ def refused_in_server_text(sql: str, dialect: Dialect) -> str | None:
     return None
 
 
-def _statements(tokens: list[_Token]) -> list[list[_Token]]:
-    out: list[list[_Token]] = [[]]
+def _statements(tokens: list[Token]) -> list[list[Token]]:
+    out: list[list[Token]] = [[]]
     for token in tokens:
         if token == _SEMICOLON:
             out.append([])
@@ -241,14 +139,19 @@ def _statements(tokens: list[_Token]) -> list[list[_Token]]:
     return [s for s in out if s]
 
 
-def _words(tokens: list[_Token]) -> list[str]:
+def _words(tokens: list[Token]) -> list[str]:
     return [t.text for t in tokens if t.kind == "word"]
 
 
 _MARIADB_STARTS = frozenset({"begin", "execute", "into"})
+# MariaDB runs these as compound statements outside a stored program too; their bodies
+# are statements that do not start after a semicolon of their own, so they are refused
+# whole, as BEGIN NOT ATOMIC is.
+_COMPOUND = frozenset({"if", "case", "while", "repeat", "loop", "for", "declare",
+                       "iterate", "leave", "begin"})
 
 
-def _anywhere(tokens: list[_Token], dialect: Dialect) -> str | None:
+def _anywhere(tokens: list[Token], dialect: Dialect) -> str | None:
     """What is refused wherever it stands: grants, LOAD, file functions, dynamic SQL."""
     into_targets = _into_targets(tokens) if dialect == "mariadb" else set()
     count = len(tokens)
@@ -260,9 +163,8 @@ def _anywhere(tokens: list[_Token], dialect: Dialect) -> str | None:
             return f"{text.upper()} ({_LOGIN_CHANGE})"
         if kind == "word" and text == "load" and after.text.lower() in ("data", "xml"):
             return "LOAD DATA (it makes the hub send a file of its host)"
-        if after == _OPEN and kind in ("word", "name"):
-            refused = _call_refused(text.lower(), tokens[index + 2] if index + 2 < count
-                                    else _NOTHING, dialect)
+        if kind in ("word", "name"):
+            refused = _name_refused(tokens, index, dialect)
             if refused:
                 return refused
         if dialect == "mariadb" and (text in _MARIADB_STARTS or text == "@"):
@@ -275,19 +177,24 @@ def _anywhere(tokens: list[_Token], dialect: Dialect) -> str | None:
     return None
 
 
-def _call_refused(name: str, first: _Token, dialect: Dialect) -> str | None:
-    """``name(first, …``: a refused function, or set_config() of what the hub owns."""
+def _name_refused(tokens: list[Token], index: int, dialect: Dialect) -> str | None:
+    """A refused function named anywhere (called, or bound to an operator or a cast),
+    or set_config() of what the hub owns."""
+    name = tokens[index].text.lower()
     if name in _FILE_FUNCTIONS[dialect]:
         return f"the function {name}() (it reaches past the business tables)"
     if dialect == "postgresql" and name == "set_config":
-        # Only a plain literal can be read: a name built at run time could be 'role'.
-        plain = first.kind == "string" and "\\" not in first.text
-        if not plain or first.text.lower().startswith(_CONFIG_REFUSED):
+        # Only set_config('plain literal', …) can be read: a name built at run time —
+        # a concatenation, a column, E'\x72ole' — could be 'role'.
+        shape = tokens[index + 1:index + 4]
+        plain = (len(shape) == 3 and shape[0] == _OPEN and shape[1].kind == "string"
+                 and shape[2] == _COMMA and "\\" not in shape[1].text)
+        if not plain or shape[1].text.lower().startswith(_CONFIG_REFUSED):
             return "set_config() of the role or the hub's webhub.* settings"
     return None
 
 
-def _mariadb_anywhere(tokens: list[_Token], index: int, into_target: bool) -> str | None:
+def _mariadb_anywhere(tokens: list[Token], index: int, into_target: bool) -> str | None:
     words = [t.text if t.kind == "word" else "" for t in tokens[index:index + 3]]
     if words == ["begin", "not", "atomic"]:
         return f"BEGIN NOT ATOMIC ({_DYNAMIC})"
@@ -300,7 +207,7 @@ def _mariadb_anywhere(tokens: list[_Token], index: int, into_target: bool) -> st
     return None
 
 
-def _is_hub_variable(tokens: list[_Token], index: int) -> bool:
+def _is_hub_variable(tokens: list[Token], index: int) -> bool:
     """``@webhub_…`` at ``index`` (the ``@``), however the name is quoted."""
     if tokens[index] != _AT or index + 1 >= len(tokens):
         return False
@@ -308,7 +215,7 @@ def _is_hub_variable(tokens: list[_Token], index: int) -> bool:
     return name.kind in ("word", "name", "string") and name.text.lower().startswith("webhub_")
 
 
-def _assigned(tokens: list[_Token], index: int) -> bool:
+def _assigned(tokens: list[Token], index: int) -> bool:
     """``@x := …`` anywhere, or ``@x = …`` where a SET (or its list) assigns."""
     following = [t.text for t in tokens[index + 2:index + 4]]
     if following == [":", "="]:
@@ -317,7 +224,7 @@ def _assigned(tokens: list[_Token], index: int) -> bool:
     return following[:1] == ["="] and before in (_SET, _COMMA)
 
 
-def _into_targets(tokens: list[_Token]) -> set[int]:
+def _into_targets(tokens: list[Token]) -> set[int]:
     """The ``@`` of each variable in a ``SELECT … INTO @a, @b`` list (one pass)."""
     targets: set[int] = set()
     index, count = 0, len(tokens)
@@ -334,12 +241,18 @@ def _into_targets(tokens: list[_Token]) -> set[int]:
     return targets
 
 
-def _statement_refused(statement: list[_Token], dialect: Dialect) -> str | None:
+def _statement_refused(statement: list[Token], dialect: Dialect) -> str | None:
     """What is refused by a statement's first words."""
     words = _words(statement)
     if not words or statement[0].kind != "word":
         return None
     verb = words[0]
+    if dialect == "mariadb":
+        refused = _mariadb_statement(statement, words)
+        if refused:
+            return refused
+    if dialect == "postgresql" and words[:2] == ["prepare", "transaction"]:
+        return "PREPARE TRANSACTION (a prepared transaction outlives the run)"
     if verb in ("create", "alter", "drop", "rename", "reassign"):
         return _definition_refused(verb, words[1:], dialect)
     if verb == "set":
@@ -350,6 +263,19 @@ def _statement_refused(statement: list[_Token], dialect: Dialect) -> str | None:
     if verb == "load":
         return "LOAD (it reads files or libraries into the database server)"
     return _verb_refused(verb, dialect)
+
+
+def _mariadb_statement(statement: list[Token], words: list[str]) -> str | None:
+    verb = words[0]
+    labelled = len(statement) > 1 and statement[1] == Token("other", ":")
+    if (verb in _COMPOUND and not (verb == "begin" and words[1:2] in ([], ["work"])))\
+            or labelled:
+        return f"compound statements ({verb.upper()} …) ({_DYNAMIC})"
+    if verb == "xa":
+        return "XA transactions (a prepared one outlives the run)"
+    if verb == "call" and any(_is_hub_variable(statement, i) for i in range(len(statement))):
+        return "@webhub_… in a CALL (an OUT parameter would set the hub's staff id)"
+    return None
 
 
 def _verb_refused(verb: str, dialect: Dialect) -> str | None:
@@ -380,24 +306,33 @@ def _definition_refused(verb: str, rest: list[str], dialect: Dialect) -> str | N
     return f"{verb.upper()} {target.upper()} ({why})" if why else None
 
 
-def _set_refused(statement: list[_Token], rest: list[str], dialect: Dialect) -> str | None:
+def _set_refused(statement: list[Token], rest: list[str], dialect: Dialect) -> str | None:
     if dialect == "mariadb" and any(
             _is_hub_variable(statement, i) for i in range(len(statement))):
         return "SET @webhub_… (the hub's staff id for the statement)"
-    if dialect == "mariadb" and rest[:1] == ["statement"] and "for" in rest:
-        inner = statement[[t.text for t in statement].index("for") + 1:]
-        return _statement_refused(inner, dialect)
-    every = [t.text.lower() for t in statement[1:] if t.kind in ("word", "name")]
-    skip = 0
-    while skip < len(every) - 1 and every[skip] in _SET_MODIFIERS:
-        skip += 1
-    names = every[skip:skip + 2]
-    if names[:2] == ["default", "role"]:
+    if dialect == "mariadb" and rest[:1] == ["statement"]:
+        # SET STATEMENT … FOR <statement>: the first FOR, or the last (the values are
+        # constants, so no other FOR can stand between).
+        fors = [i for i, t in enumerate(statement) if t == Token("word", "for")]
+        for at in {fors[0], fors[-1]} if fors else ():
+            refused = _statement_refused(statement[at + 1:], dialect)
+            if refused:
+                return refused
+    at = 1  # the SET's target: after SESSION/LOCAL/GLOBAL; a user variable's @ is none
+    while at < len(statement) - 1 and statement[at].kind == "word" \
+            and statement[at].text in _SET_MODIFIERS:
+        at += 1
+    target = statement[at] if at < len(statement) else NOTHING
+    if target.kind not in ("word", "name"):
+        return None
+    name = target.text.lower()
+    following = statement[at + 1].text.lower() if at + 1 < len(statement) else ""
+    if name == "default" and following == "role":
         return f"SET DEFAULT ROLE ({_LOGIN_CHANGE})"
-    if names and names[0] in _SET_TARGETS:
-        return f"{_SET_TARGETS[names[0]]} ({_LOGIN_CHANGE})"
-    if names[:1] == ["session_authorization"]:
+    if name in _SET_TARGETS:
+        return f"{_SET_TARGETS[name]} ({_LOGIN_CHANGE})"
+    if name == "session_authorization":
         return f"SET SESSION AUTHORIZATION ({_LOGIN_CHANGE})"
-    if dialect != "mariadb" and names and names[0].startswith("webhub"):
+    if dialect != "mariadb" and name.startswith("webhub"):
         return "SET webhub.… (the hub's staff id for the statement)"
     return None

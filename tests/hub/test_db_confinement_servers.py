@@ -181,6 +181,12 @@ def _login_probes(site: Site) -> list[str]:
             "BEGIN NOT ATOMIC SET PASSWORD = PASSWORD('stolen'); END",
             "SET STATEMENT max_statement_time=10 FOR SET PASSWORD = PASSWORD('stolen')",
             "SET @webhub_userstaffid = '99'",
+            # a red team's bypasses of an earlier reading
+            "/*!999999 ' */ SET PASSWORD = PASSWORD('stolen') -- '",
+            "SET --\x7f '\nPASSWORD = PASSWORD('stolen') -- '",
+            "IF 1 THEN SET PASSWORD = PASSWORD('stolen'); END IF",
+            "EXECUTE /*!*/ IMMEDIATE 'SET PASSWORD = PASSWORD(''stolen'')'",
+            "XA START 'held'",
         ]
     return [
         "ALTER ROLE CURRENT_USER PASSWORD 'stolen'",
@@ -195,6 +201,14 @@ def _login_probes(site: Site) -> list[str]:
         "SELECT set_config('webhub.userstaffid', '99', false)",
         "SET webhub.userstaffid = '99'",
         "UPDATE pg_settings SET setting = '99' WHERE name = 'webhub.userstaffid'",
+        # a red team's bypasses of an earlier reading
+        "/* /* */ ' */ ALTER ROLE CURRENT_USER PASSWORD 'stolen' -- '",
+        "SELECT 1; --\rALTER ROLE CURRENT_USER PASSWORD 'stolen'",
+        "SELECT $a$b$ $a$ AS x; ALTER ROLE CURRENT_USER PASSWORD 'stolen'; -- $a$b$",
+        "SELECT set_config(''||'webhub.userstaffid', '9', false)",
+        "SELECT query_to_xml('select set_config(''webhub.userstaffid'', ''9'', false)', "
+        "true, true, '')",
+        "PREPARE TRANSACTION 'held'",
     ]
 
 

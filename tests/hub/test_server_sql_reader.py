@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hub.outside.server_sql import Dialect, dialect_of, refused_in_server_text
+from hub.outside.server_sql import Dialect, Quoting, dialect_of, refused_in_server_text
 
 DIALECTS: list[Dialect] = ["postgresql", "mariadb", "other"]
 
@@ -165,10 +165,69 @@ def _seconds(sql: str, dialect: Dialect) -> float:
 @settings(max_examples=len(SHAPES) * len(DIALECTS), deadline=None)
 @given(shape=st.sampled_from(sorted(SHAPES)), dialect=st.sampled_from(DIALECTS))
 def test_reading_costs_time_linear_in_the_text(shape: str, dialect: Dialect) -> None:
-    """3 KB, 30 KB and 300 KB of one shape: ten times the text may cost at most ~25
-    times the time (room for noise), never the hundred a quadratic reading would."""
+    """3 KB, 30 KB and 300 KB of one shape: a hundred times the text may cost at most
+    300 times the time (room for a busy machine's noise; a floor of 1 ms for the
+    smallest), never the ten thousand a quadratic reading would."""
     unit = SHAPES[shape] + " user "  # a word some refusal needs: the text is read
     times = [_seconds(unit * (size // len(unit)), dialect) for size in (3_000, 30_000,
                                                                      300_000)]
-    assert times[1] < max(times[0], 1e-4) * 25, (shape, dialect, times)
-    assert times[2] < max(times[1], 1e-3) * 25, (shape, dialect, times)
+    assert times[2] < max(times[0], 1e-3) * 300, (shape, dialect, times)
+
+
+# ---------------------------------------------------------------- a red team's bypasses
+
+# Each once went past the reading and ran on the real server (a password changed, the
+# staff id set, a file read): now refused however the server's quoting is set.
+BYPASSES: dict[Dialect, list[str]] = {
+    "mariadb": [
+        "/*!999999 ' */ SET PASSWORD = PASSWORD('pw2') -- '",   # a comment the server skips
+        "/*M!999999 ' */ SET PASSWORD = PASSWORD('pw2') -- '",
+        "SET --\x7f '\nPASSWORD = PASSWORD('pw2') -- '",         # -- before DEL is a comment
+        "IF 1 THEN SET PASSWORD = PASSWORD('pw2'); END IF",      # compound statements
+        "IF 1 THEN PREPARE s FROM @q; EXECUTE s; END IF",
+        "lbl: LOOP SET PASSWORD = PASSWORD('x'); END LOOP",
+        "EXECUTE /*!*/ IMMEDIATE 'x'", "BEGIN NOT /*!*/ ATOMIC SELECT 1; END",
+        "SELECT @webhub_userstaffid /*!*/ := 8", "SELECT 1 INTO /*!*/ OUTFILE '/tmp/x'",
+        "INSERT INTO t VALUES (@webhub_userstaffid /*!*/ := 7)",
+        "SET STATEMENT max_statement_time=1 /*!999999 FOR */ FOR SET PASSWORD = PASSWORD('x')",
+        "CREATE AGGREGATE FUNCTION f(x INT) RETURNS INT BEGIN RETURN 1; END",
+        "CALL sys.table_exists('a', 'b', @webhub_userstaffid)",  # an OUT parameter
+        "XA START 'x'",
+    ],
+    "postgresql": [
+        "/* /* */ ' */ ALTER ROLE CURRENT_USER PASSWORD 'pw2' -- '",  # comments nest
+        "SELECT 1; --\rALTER ROLE CURRENT_USER PASSWORD 'pw2'",       # \r ends a comment
+        "SELECT $a$b$ $a$ AS x; ALTER ROLE x PASSWORD 'y'; -- $a$b$",  # no $ in a tag
+        "SELECT set_config(''||'webhub.userstaffid', '9', false)",
+        "SELECT query_to_xml('select 1', true, true, '')",
+        "CREATE OPERATOR ### (FUNCTION = pg_read_file, RIGHTARG = text)",
+        "PREPARE TRANSACTION 'x'",
+    ],
+}
+
+# Each was refused while the server would have read it as harmless.
+HARMLESS: dict[Dialect, list[tuple[str, Quoting]]] = {
+    "mariadb": [("INSERT INTO notes (body) VALUES ('Don\\'t revoke access')", Quoting(True)),
+                ("SELECT 'He said \\'load data now\\'' AS x", Quoting(True)),
+                ("SET @role = 'admin'", Quoting(True)), ("SET @password = 'x'", Quoting(True)),
+                ("BEGIN", Quoting(True)), ("SELECT IF(a, 1, 2), CASE WHEN a THEN 1 END FROM t",
+                                          Quoting(True))],
+    "postgresql": [("INSERT INTO docs VALUES ('C:\\temp\\', 'how to grant access')",
+                    Quoting(False)),
+                   ("/* outer /* inner */ grant */ SELECT 1", Quoting(False)),
+                   ("SELECT set_config('myapp.tenant', ?, true)", Quoting(False))],
+}
+
+
+@pytest.mark.parametrize(("dialect", "sql"), [(d, s) for d in BYPASSES for s in BYPASSES[d]])
+@pytest.mark.parametrize("quoting", [None, Quoting(True), Quoting(False), Quoting(True, True)])
+def test_a_red_teams_bypasses_are_refused(dialect: Dialect, sql: str,
+                                          quoting: Quoting | None) -> None:
+    assert refused_in_server_text(sql, dialect, quoting) is not None
+
+
+@pytest.mark.parametrize(("dialect", "case"), [(d, c) for d in HARMLESS for c in HARMLESS[d]])
+def test_the_servers_own_quoting_reads_harmless_sql_as_harmless(
+        dialect: Dialect, case: tuple[str, Quoting]) -> None:
+    sql, quoting = case
+    assert refused_in_server_text(sql, dialect, quoting) is None
