@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,21 +13,32 @@ from urllib.parse import parse_qsl
 from starlette.requests import ClientDisconnect, Request
 
 from hub.auth import WITHHELD_HEADERS
-from shared.errors import BadRequest, BodyStalled, BodyTooLarge
-from shared.text import (
-    MAX_JSON_DEPTH,
-    clean_json,
-    clean_text,
-    json_text_deeper_than,
-    loads_json,
-    may_hold_lone_surrogate,
+from hub.services.json_bodies import (
+    ENGINE_FLAGS,
+    OFF_LOOP_BYTES,
+    params_off_process,
+    parse_exact_json,
+    parse_json,
+    refuse_lone_surrogates,
+    split_flags,
 )
+from shared.errors import BadRequest, BodyStalled, BodyTooLarge
+from shared.text import clean_json, clean_text, may_hold_lone_surrogate
 
-ENGINE_FLAGS = ("enableLogger", "raw", "_console", "_debug")
+__all__ = [
+    "ENGINE_FLAGS",
+    "ClientGone",
+    "Inbound",
+    "media_type",
+    "parse_json",
+    "raw_body_view",
+    "read_body",
+    "read_inbound",
+    "read_json_object",
+    "refuse_lone_surrogates",
+]
+
 BODY_IDLE_S = 30.0  # how long a request body may go without a byte before it is refused
-# A JSON or form body larger than this is parsed in a thread, off the event loop that
-# answers every other caller (parsing 10 MB takes the better part of a second).
-OFF_LOOP_BYTES = 64 * 1024
 
 
 @dataclass
@@ -98,42 +108,6 @@ async def _next_chunk(stream: AsyncIterator[bytes]) -> bytes | None:
                           f"{BODY_IDLE_S:g} s") from None
 
 
-def parse_json(text: str | bytes, what: str = "The request body") -> Any:
-    """JSON from outside, as the hub can carry it: nested at most ``MAX_JSON_DEPTH``
-    deep (else HUB-001), every lone surrogate as U+FFFD."""
-    data = parse_exact_json(text, what)
-    return clean_json(data) if may_hold_lone_surrogate(text) else data
-
-
-def parse_exact_json(text: str | bytes, what: str = "The request body") -> Any:
-    """As :func:`parse_json`, but its text as sent (lone surrogates kept): for a caller
-    that refuses them (see :func:`refuse_lone_surrogates`) before cleaning the rest."""
-    if json_text_deeper_than(text, MAX_JSON_DEPTH):  # read from the text: nothing parsed yet
-        raise BadRequest(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
-    try:
-        data = loads_json(text)
-    except RecursionError:  # pragma: no cover - the text was measured first
-        raise BadRequest(f"{what} nests deeper than {MAX_JSON_DEPTH} levels") from None
-    except json.JSONDecodeError:
-        raise BadRequest(f"{what} is not valid JSON") from None
-    except UnicodeDecodeError as exc:  # the decoder's own wording is not the caller's business
-        raise BadRequest(f"{what} is not valid JSON: byte {exc.start} is not UTF-8 (or UTF-16 or "
-                         "UTF-32 with a byte order mark)") from None
-    except ValueError as exc:  # NaN, Infinity, a number no job could read back
-        raise BadRequest(f"{what} is not valid JSON: {exc}") from None
-    return data
-
-
-def refuse_lone_surrogates(data: dict[str, Any], fields: tuple[str, ...]) -> None:
-    """HUB-001 when one of ``fields`` is text UTF-8 cannot carry: the hub keeps it
-    (a job's code, a secret's value) and a silent U+FFFD would change what it does."""
-    for name in fields:
-        value = data.get(name)
-        if isinstance(value, str) and clean_text(value) != value:
-            raise BadRequest(f"'{name}' holds a lone surrogate (\\ud800-\\udfff), "
-                             "which is not text: send the characters themselves")
-
-
 async def read_json_object(request: Request, max_bytes: int,
                            exact: tuple[str, ...] = ()) -> dict[str, Any]:
     """A request body that must be one JSON object (an empty body is ``{}``). A lone
@@ -154,26 +128,22 @@ def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-def _parsed_text_body(ctype: str, body: bytes) -> Any:
-    """A JSON or form body's parameters (``...`` for any other type)."""
-    if ctype == "application/json" or ctype.endswith("+json"):
-        return parse_json(body)
-    if ctype == "application/x-www-form-urlencoded":
-        text = body.decode("utf-8", errors="replace")
-        return _collect(parse_qsl(text, keep_blank_values=True))
-    return ...
+def _is_json(ctype: str) -> bool:
+    return ctype == "application/json" or ctype.endswith("+json")
+
+
+def _form(body: bytes) -> dict[str, Any]:
+    return _collect(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
 
 
 async def _body_params(request: Request, body: bytes) -> Any:
     ctype = media_type(request)
     if not body:
         return {}
-    if len(body) > OFF_LOOP_BYTES:
-        parsed = await asyncio.to_thread(_parsed_text_body, ctype, body)
-    else:
-        parsed = _parsed_text_body(ctype, body)
-    if parsed is not ...:
-        return parsed
+    if _is_json(ctype):
+        return parse_json(body)
+    if ctype == "application/x-www-form-urlencoded":
+        return await asyncio.to_thread(_form, body) if len(body) > OFF_LOOP_BYTES else _form(body)
     if ctype == "multipart/form-data":
         try:
             form = await request.form()
@@ -184,29 +154,24 @@ async def _body_params(request: Request, body: bytes) -> Any:
     return {}
 
 
-def _split_flags(params: Any, flags: dict[str, str]) -> Any:
-    if isinstance(params, dict):
-        for name in ENGINE_FLAGS:
-            if name in params:
-                value = params.pop(name)
-                flags[name] = str(value[-1] if isinstance(value, list) else value)
-    return params
-
-
 async def read_inbound(request: Request, max_body: int, address: str) -> Inbound:
     query = _collect(list(request.query_params.multi_items()))
     flags: dict[str, str] = {}
-    params: Any = _split_flags(dict(query), flags)
+    params: Any = split_flags(dict(query), flags)
     body = b""
     if request.method not in ("GET", "HEAD"):
         body = await read_body(request, max_body)
-        posted = _split_flags(await _body_params(request, body), flags)
-        params = {**params, **posted} if isinstance(posted, dict) else posted
+        if len(body) > OFF_LOOP_BYTES and _is_json(media_type(request)):
+            # Parsed in a process of its own and never built here (see json_bodies).
+            params = await params_off_process(body, params, flags)
+        else:
+            posted = split_flags(await _body_params(request, body), flags)
+            params = {**params, **posted} if isinstance(posted, dict) else posted
     view = {
         "method": request.method,
         "url": str(request.url),
         "path": request.url.path,
-        "query": _split_flags(query, {}),
+        "query": split_flags(query, {}),
         "headers": {k: v for k, v in request.headers.items() if k not in WITHHELD_HEADERS},
         "ip": address,
         **raw_body_view(body),

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from hub.api.deps import hub_of
 from hub.api.inbound import Inbound
 from hub.auth import Caller
+from hub.services.json_bodies import JsonParams
 from hub.services.run_outcome import RunResult, mask_params
 
 DRAWER_ID = "webjobs-console"
@@ -81,7 +82,7 @@ def render_drawer(result: RunResult, inbound: Inbound) -> bytes:
             f"<style>{_STYLE}</style><summary>{escape(summary)}</summary>"
             f'<div class="wj-body"><table class="wj-facts">{_rows(facts)}</table>'
             f"<h4>Parameters</h4><pre class=\"wj-params\">"
-            f"{escape(_params_text(result.redactor.deep(inbound.params)))}"
+            f"{escape(_params_text(result.redactor.deep(_shown(inbound.params))))}"
             f"</pre><h4>Console</h4>{_console_table(result)}</div></details>")
     # Character references keep the drawer ASCII, right in any charset a page declares.
     return text.encode("ascii", "xmlcharrefreplace")
@@ -89,6 +90,11 @@ def render_drawer(result: RunResult, inbound: Inbound) -> bytes:
 
 def _rows(facts: list[tuple[str, str]]) -> str:
     return "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in facts)
+
+
+def _shown(params: Any) -> Any:
+    """A large body's bounded, masked preview (see JsonParams); else the parameters."""
+    return params.preview if isinstance(params, JsonParams) else params
 
 
 def _params_text(params: Any) -> str:

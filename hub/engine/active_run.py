@@ -20,7 +20,7 @@ from typing import Any
 
 from hub.engine import protocol
 from hub.engine.background import background
-from hub.engine.model import BridgeHost, RunRequest, RunResult, RunState
+from hub.engine.model import BridgeHost, JsonParams, RunRequest, RunResult, RunState
 from hub.engine.pool import WorkerProcess, read_cpu_ms, read_rss_mb
 from shared.errors import JobError, JobFailed, LimitExceeded, error_class_for
 from shared.ndjson import LogLine
@@ -272,7 +272,9 @@ class ActiveRun:
         self.handed = True
 
     def _spec(self) -> dict[str, Any]:
-        return {"params": self.req.params, "request": self.req.request,
+        params = self.req.params
+        return {"params": params.as_fragment() if isinstance(params, JsonParams) else params,
+                "request": self.req.request,
                 "limits": self.req.limits.as_job_view(), "pretty": self.req.pretty,
                 "live": self.req.on_log is not None, "approved": self.req.approved_modules,
                 "named": [m["name"] for m in self.req.modules],

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import orjson
+
 from hub.engine import protocol
 from hub.engine.redaction import NO_SECRETS, Redactor
 from shared.errors import JobError
@@ -57,6 +59,21 @@ class EngineConfig:
         return protocol.Caps(result_bytes=int(self.max_result_mb * protocol.MB),
                              payload_bytes=int(self.max_payload_mb * protocol.MB),
                              console_chars=int(self.max_console_mb * protocol.MB))
+
+
+@dataclass(frozen=True, slots=True)
+class JsonParams:
+    """A run's parameters kept as the JSON text they arrived as (a large request body):
+    the hub never builds the value, the worker does. ``text`` is UTF-8 JSON the hub has
+    checked (its depth, its numbers, lone surrogates cleaned, engine flags taken out);
+    ``preview`` is the bounded, masked part history and the page console show."""
+
+    text: bytes
+    preview: Any
+
+    def as_fragment(self) -> orjson.Fragment:
+        """The text, for the worker's message: written into it as it is."""
+        return orjson.Fragment(self.text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 from hub.auth import Caller
 from hub.engine.engine import RunResult
+from hub.engine.model import JsonParams
 from hub.engine.redaction import NO_SECRETS, Redactor
 from hub.history.base import MAX_PAGE, HistoryQuery, HistoryStore, JobStats, Metrics
 from hub.history.record import (
@@ -85,7 +86,8 @@ class History:
             job_id=start.job_id, job_name=start.job_name, source=start.source,
             caller=record_caller(start.caller), started=time.time(), node=self.node, ref=start.ref,
             job_version=start.job_version, method=start.method,
-            params=start.redactor.deep(bound_params(start.params)),
+            params=start.redactor.deep(start.params.preview if isinstance(
+                start.params, JsonParams) else bound_params(start.params)),
             schedule_id=start.schedule_id, schedule_name=start.schedule_name)
         try:
             loop = asyncio.get_running_loop()

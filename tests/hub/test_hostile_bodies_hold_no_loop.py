@@ -47,7 +47,14 @@ def _multipart(size: int) -> tuple[bytes, str]:
     return part * (size // len(part)) + b"--XyZ--\r\n", "multipart/form-data; boundary=XyZ"
 
 
-BODIES: dict[str, Callable[[int], tuple[bytes, str]]] = {"form": _form, "multipart": _multipart}
+def _numbers(size: int) -> tuple[bytes, str]:
+    return b"[" + b"1," * (size // 2 - 1) + b"1]", "application/json"
+
+
+BODIES: dict[str, Callable[[int], tuple[bytes, str]]] = {
+    "form": _form, "wide-json": _wide_json, "chained-json": _chained_json,
+    "numbers-json": _numbers, "multipart": _multipart,
+}
 
 
 class Watcher:
