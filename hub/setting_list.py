@@ -187,6 +187,11 @@ DECLARED: tuple[Declared, ...] = (
     Declared("WEBJOB_DB_POOL", "job_db_pool", whole(8),
              "8",
              "Connections to it, at most."),
+    Declared("WEBJOB_DB_MAX_ROWS", "job_db_max_rows", whole(100_000),
+             "100000",
+             "Most rows one `db.exec` answer may hold: past them (or past "
+             "`WEBJOB_MAX_PAYLOAD_MB`) the fetch stops and the run fails with `JOB-003`, "
+             "`limit: \"rows\"` (or `\"payload\"`)."),
     Declared("WEBJOB_DB_SESSION_SQL", "job_db_session_sql", optional_text(),
              "(none)",
              "A statement run before each query with the caller's staff id as its one "

@@ -47,6 +47,7 @@ class Settings:
     job_db: str                   # the business database db.exec queries
     job_db_pool: int
     job_db_session_sql: str | None
+    job_db_max_rows: int
     http_allow: str
     http_deny: str
     http_test_loopback_port: str  # tests only: lets http() reach one loopback port

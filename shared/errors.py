@@ -112,8 +112,8 @@ class ModuleNotApproved(JobError):
 
 class LimitExceeded(JobError):
     code = "JOB-003"
-    meaning = ("A limit was hit; `limit` says which (`runtime`, `cpu`, `memory`, or a size cap: "
-               "`result`, `payload`, `console`).")
+    meaning = ("A limit was hit; `limit` says which (`runtime`, `cpu`, `memory`, a "
+               "`db.exec` answer's `rows`, or a size cap: `result`, `payload`, `console`).")
 
 
 class NoResult(JobError):

@@ -147,7 +147,7 @@ def outside_bridge(settings: Settings) -> HubBridge:
         seed_if_new(embedded)
     warn_if_hub_tables_reachable(settings)
     database = Database(settings.job_db, settings.job_db_pool, settings.job_db_session_sql,
-                        max_value_mb=settings.max_payload_mb)
+                        max_value_mb=settings.max_payload_mb, max_rows=settings.job_db_max_rows)
     return HubBridge(database, policy)
 
 

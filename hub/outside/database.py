@@ -59,6 +59,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from hub.dburl import DatabaseUrl, utf8_parameters
@@ -67,7 +68,7 @@ from hub.outside import mariadb_client
 from hub.outside.db_drivers import Call, Driver, SqliteDriver
 from hub.outside.db_odbc import OdbcDriver
 from hub.outside.values import params_from_json, to_json
-from shared.errors import BadRequest, JobFailed
+from shared.errors import BadRequest, JobFailed, LimitExceeded
 
 __all__ = ["CANCELLED", "Database", "DatabaseUrl", "parse_database_url", "utf8_parameters"]
 
@@ -80,6 +81,7 @@ FETCH_BATCH = 500
 
 Result = list[dict[str, Any]] | dict[str, Any]
 SETTING = "WEBJOB_DB"  # the jobs' database (hub.settings), named in its errors
+ROWS_SETTING, PAYLOAD_SETTING = "WEBJOB_DB_MAX_ROWS", "WEBJOB_MAX_PAYLOAD_MB"
 
 # Connector/C reads MARIADB_HOME once, when the process's first MariaDB connection
 # starts the library: set it on import, before any connection of a hub process.
@@ -104,13 +106,15 @@ class Database:
     """A bounded pool of connections to one database, used from the event loop."""
 
     def __init__(self, url: str, pool_size: int = 8, session_sql: str | None = None,
-                 max_value_mb: int = 64) -> None:
+                 max_value_mb: int = 64, max_rows: int = 100_000) -> None:
         if pool_size < 1:
             raise BadRequest("the database pool needs at least one connection")
         self.url = parse_database_url(url)
         self.pool_size = pool_size
         self.session_sql = session_sql
         self._driver = _driver_for(self.url, max_value_mb * 1024 * 1024)
+        # One answer's caps, counted while its rows are fetched (JOB-003 past either).
+        self._caps = _AnswerCaps(max_rows, max_value_mb * 1024 * 1024)
         self._idle: list[Any] = []
         self._idle_lock = threading.Lock()
         self._slots = asyncio.Semaphore(pool_size)
@@ -208,6 +212,8 @@ class Database:
             result = self._statement(call, sql, bound, staff_id)
             keep = True
             return result
+        except LimitExceeded:
+            raise  # rows were left unread: the connection goes (keep stays False)
         except JobFailed:
             raise
         except Exception as exc:
@@ -264,7 +270,7 @@ class Database:
             cursor.execute(sql, bound)
             if cursor.description is None:
                 return {"affectedRows": max(cursor.rowcount, 0)}
-            return _rows(call, cursor)
+            return _rows(call, cursor, self._caps)
         finally:
             with call.lock:
                 call.cursor = None
@@ -279,15 +285,33 @@ class Database:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _rows(call: Call, cursor: Any) -> list[dict[str, Any]]:
-    """Every row as an object, fetched in batches so that a cancel stops the fetch."""
+@dataclass(frozen=True)
+class _AnswerCaps:
+    rows: int
+    size: int  # bytes of JSON, about
+
+
+def _rows(call: Call, cursor: Any, caps: _AnswerCaps) -> list[dict[str, Any]]:
+    """Every row as an object, fetched in batches: a cancel stops the fetch between two,
+    and so does an answer over either cap (JOB-003 naming it), before the rest is read."""
     names = [str(col[0]) for col in cursor.description]
+    per_row = sum(len(name) + 4 for name in names) + 2
     rows: list[dict[str, Any]] = []
+    size = 0
     while batch := cursor.fetchmany(FETCH_BATCH):
         if call.cancelled:
             raise JobFailed(CANCELLED)
-        rows.extend({name: to_json(value) for name, value in zip(names, row, strict=False)}
-                    for row in batch)
+        if len(rows) + len(batch) > caps.rows:
+            raise LimitExceeded(f"db.exec's answer has more than {caps.rows} rows "
+                                f"({ROWS_SETTING})", limit="rows")
+        for row in batch:
+            converted = {name: to_json(value) for name, value in zip(names, row, strict=False)}
+            size += per_row + sum(len(v) if isinstance(v, str) else 8
+                                  for v in converted.values())
+            if size > caps.size:
+                raise LimitExceeded(f"db.exec's answer is over {caps.size // (1024 * 1024)} MB "
+                                    f"({PAYLOAD_SETTING})", limit="payload")
+            rows.append(converted)
     return rows
 
 
