@@ -96,7 +96,7 @@ _NEEDED_WORDS = (
 )
 _NEEDED_BY_DIALECT: dict[Dialect, tuple[str, ...]] = {
     "postgresql": ("copy", "import", "set_config", "pg_", "lo_", "dblink", "query_to",
-                   "transaction"),
+                   "transaction", "u&", "reset", "discard"),
     "mariadb": ("schema", "prepare", "execute", "deallocate", "kill", "shutdown", "install",
                 "atomic", "immediate", "outfile", "dumpfile", "sys_"),
     "other": ("open", "xp_"),
@@ -156,6 +156,9 @@ def _anywhere(tokens: list[Token], dialect: Dialect) -> str | None:
     into_targets = _into_targets(tokens) if dialect == "mariadb" else set()
     count = len(tokens)
     for index, (kind, text) in enumerate(tokens):
+        if kind == "uescape":
+            return ("U&\"…\" and U&'…' (Unicode escapes could spell any name): write the "
+                    "characters themselves")
         if kind == "other" and text != "@":
             continue
         after = tokens[index + 1] if index + 1 < count else _NOTHING
@@ -260,9 +263,20 @@ def _statement_refused(statement: list[Token], dialect: Dialect) -> str | None:
     if verb == "reset" and (words[1:2] in (["role"], ["session_authorization"])
                             or words[1:3] == ["session", "authorization"]):
         return f"RESET {' '.join(words[1:3]).upper()} ({_LOGIN_CHANGE})"
+    if dialect == "postgresql" and (verb == "discard" or (verb == "reset" and (
+            words[1:2] == ["all"] or _names_hub_setting(statement)))):
+        return f"{verb.upper()} (it would clear the hub's webhub.* settings)"
+    if dialect == "postgresql" and "update" in words and "pg_settings" in [
+            t.text.lower() for t in statement if t.kind in ("word", "name")]:
+        return "UPDATE pg_settings (it sets the role or the hub's webhub.* settings)"
     if verb == "load":
         return "LOAD (it reads files or libraries into the database server)"
     return _verb_refused(verb, dialect)
+
+
+def _names_hub_setting(statement: list[Token]) -> bool:
+    return any(t.kind in ("word", "name") and t.text.lower().startswith("webhub")
+               for t in statement[1:3])
 
 
 def _mariadb_statement(statement: list[Token], words: list[str]) -> str | None:

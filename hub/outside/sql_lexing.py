@@ -11,13 +11,16 @@ to the letter —
 * MariaDB: ``#`` and ``--`` followed by a space or a control character (0x7F too) to
   the end of the line; ``/* */`` does not nest; an executable comment ``/*! … */`` or
   ``/*M! … */`` is code when the server's version reaches the one it names, else a
-  comment; ``'…'`` and ``"…"`` take backslash escapes unless ``NO_BACKSLASH_ESCAPES``;
-  ``"…"`` is a name under ``ANSI_QUOTES``;
+  comment — one in which a ``/* */`` may nest; ``'…'`` and ``"…"`` take backslash
+  escapes unless ``NO_BACKSLASH_ESCAPES``; ``"…"`` is a name under ``ANSI_QUOTES``;
 * other servers (SQL Server and the rest): ``--``, nesting ``/* */``, ``[names]``.
 
-What cannot be known from the text is read every way it could be: quoting settings
-the hub did not read from the server (:class:`Quoting`), and an executable comment
-both as code and as a comment. The readings are linear in the text.
+Spaces are the servers' ASCII ones (a no-break space is part of a name to both). What
+cannot be known from the text is read every way it could be: quoting settings the hub
+did not read from the server (:class:`Quoting`), and an executable comment as code,
+as a comment, and as a comment holding a nested one. PostgreSQL's ``U&"…"`` and
+``U&'…'`` (Unicode escapes, which could spell any name) come out as a token of their
+own for the rules to refuse. The readings are linear in the text.
 """
 
 from __future__ import annotations
@@ -52,11 +55,14 @@ class Quoting:
 
 
 class Token(NamedTuple):
-    kind: str  # word (lower case), name (quoted identifier), string, other
+    kind: str  # word (lower case), name (quoted identifier), string, uescape, other
     text: str
 
 
 NOTHING = Token("other", "")
+
+
+ExecReading = Literal["code", "comment", "nested"]
 
 
 @dataclass(frozen=True)
@@ -64,9 +70,10 @@ class _Lexing:
     dialect: Dialect
     backslash: bool   # '…' (and MariaDB's "…") take backslash escapes
     ansi_quotes: bool  # MariaDB: "…" is a name
-    exec_as_code: bool  # MariaDB: executable comments run
+    executable: ExecReading  # MariaDB: how an executable comment is read
 
 
+_SPACE = r"[ \t\n\r\f\v]+"
 _WORD = r"[A-Za-z_\x80-\U0010FFFF][A-Za-z0-9_$\x80-\U0010FFFF]*"
 _TAG = r"[A-Za-z_\x80-\U0010FFFF][A-Za-z0-9_\x80-\U0010FFFF]*"
 _SINGLE = {False: r"'(?:[^']|'')*'?", True: r"'(?:[^'\\]|\\.|'')*'?"}
@@ -79,15 +86,17 @@ def _pattern(lexing: _Lexing) -> re.Pattern[str]:
     dialects) a comment's opening, for ``lexing``."""
     maria = lexing.dialect == "mariadb"
     if maria:
-        skip = [r"\s+", r"--(?=[\x00-\x20\x7f]|\Z)[^\n]*", r"\#[^\n]*"]
-        if lexing.exec_as_code:  # the opener and the closer go; what is between is code
-            skip += [r"/\*M?!\d{0,6}", r"\*/", r"/\*.*?(?:\*/|\Z)"]
-        else:
-            skip.append(r"/\*.*?(?:\*/|\Z)")
+        skip = [_SPACE, r"--(?=[\x00-\x20\x7f]|\Z)[^\n]*", r"\#[^\n]*"]
         parts = [f"(?P<skip>{'|'.join(skip)})"]
+        if lexing.executable == "code":  # the opener goes, and the closer: between is code
+            parts += [r"(?P<exec_open>/\*M?!\d{0,6})", r"(?P<exec_close>\*/)"]
+        elif lexing.executable == "nested":
+            parts.append(r"(?P<nested>/\*M?!)")
+        parts.append(r"(?P<skip2>/\*.*?(?:\*/|\Z))")
     else:
-        parts = [r"(?P<skip>\s+|--[^\n\r]*)", r"(?P<nested>/\*)"]
+        parts = [rf"(?P<skip>{_SPACE}|--[^\n\r]*)", r"(?P<nested>/\*)"]
     if lexing.dialect == "postgresql":
+        parts.append(r"(?P<uescape>[uU]&[\"'])")
         parts += [r"(?P<dollar>\$\$.*?(?:\$\$|\Z)"
                   rf"|\$(?P<tag>{_TAG})\$.*?(?:\$(?P=tag)\$|\Z))",
                   rf"(?P<estring>[eE]{_SINGLE[True]})"]
@@ -124,17 +133,24 @@ def _token(kind: str, text: str) -> Token:
         return Token("name", _inner(text, 1, text[0]))
     if kind == "bracket":
         return Token("name", _inner(text, 1, "]"))
+    if kind == "uescape":
+        return Token("uescape", text)
     return Token("other", text)
 
 
 _COMMENT_MARKS = re.compile(r"/\*|\*/")
 
 
-def _nested_comment_end(sql: str, pos: int) -> int:
-    """Where a nesting ``/* … */`` comment opened just before ``pos`` ends."""
+def _nested_comment_end(sql: str, pos: int, deepest: int | None = None) -> int:
+    """Where a nesting ``/* … */`` comment opened just before ``pos`` ends; with
+    ``deepest``, an opening past that depth is plain text (MariaDB nests one level in a
+    skipped executable comment)."""
     depth = 1
     for mark in _COMMENT_MARKS.finditer(sql, pos):
-        depth += 1 if mark.group() == "/*" else -1
+        if mark.group() == "/*":
+            depth += 1 if deepest is None or depth < deepest else 0
+            continue
+        depth -= 1
         if depth == 0:
             return mark.end()
     return len(sql)
@@ -142,13 +158,21 @@ def _nested_comment_end(sql: str, pos: int) -> int:
 
 def _tokens(sql: str, lexing: _Lexing) -> list[Token]:
     pattern, out, pos, end = _pattern(lexing), [], 0, len(sql)
+    open_executable = 0  # MariaDB, read as code: executable comments not yet closed
     while pos < end:
         match = pattern.match(sql, pos)
         assert match is not None  # the last alternative takes any character
         kind, pos = match.lastgroup or "other", match.end()
         if kind == "nested":
-            pos = _nested_comment_end(sql, pos)
-        elif kind != "skip":
+            pos = _nested_comment_end(sql, pos, 2 if lexing.dialect == "mariadb" else None)
+        elif kind == "exec_open":
+            open_executable += 1
+        elif kind == "exec_close" and open_executable:
+            open_executable -= 1
+        elif kind == "exec_close":  # "*" then, and "/" starts what follows
+            out.append(Token("other", "*"))
+            pos = match.start() + 1
+        elif kind not in ("skip", "skip2"):
             out.append(_token(kind, match.group()))
     return out
 
@@ -165,6 +189,8 @@ def readings(sql: str, dialect: Dialect, quoting: Quoting | None) -> list[list[T
         quotings = list({Quoting(False, q.ansi_quotes) for q in quotings})
     if '"' not in sql:
         quotings = list({Quoting(q.backslash_escapes) for q in quotings})
-    execs = [True, False] if dialect == "mariadb" and "/*" in sql and "!" in sql else [True]
+    execs: list[ExecReading] = ["code"]
+    if dialect == "mariadb" and re.search(r"/\*M?!", sql):
+        execs += ["comment", "nested"]
     return [_tokens(sql, _Lexing(dialect, q.backslash_escapes, q.ansi_quotes, run))
             for q in quotings for run in execs]

@@ -187,6 +187,7 @@ def _login_probes(site: Site) -> list[str]:
             "IF 1 THEN SET PASSWORD = PASSWORD('stolen'); END IF",
             "EXECUTE /*!*/ IMMEDIATE 'SET PASSWORD = PASSWORD(''stolen'')'",
             "XA START 'held'",
+            "/*!999999 /* */ ' */ SET PASSWORD = PASSWORD('stolen') -- '",
         ]
     return [
         "ALTER ROLE CURRENT_USER PASSWORD 'stolen'",
@@ -209,6 +210,8 @@ def _login_probes(site: Site) -> list[str]:
         "SELECT query_to_xml('select set_config(''webhub.userstaffid'', ''9'', false)', "
         "true, true, '')",
         "PREPARE TRANSACTION 'held'",
+        "SELECT 1 AS \u00a0$a$; ALTER ROLE CURRENT_USER PASSWORD 'stolen'; SELECT 2 AS b$a$",
+        "SET U&\"webhub.userstaffid\" = '9'", "RESET ALL",
     ]
 
 

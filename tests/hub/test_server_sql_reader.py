@@ -193,6 +193,9 @@ BYPASSES: dict[Dialect, list[str]] = {
         "CREATE AGGREGATE FUNCTION f(x INT) RETURNS INT BEGIN RETURN 1; END",
         "CALL sys.table_exists('a', 'b', @webhub_userstaffid)",  # an OUT parameter
         "XA START 'x'",
+        # a second pass
+        "/*!999999 /* */ ' */ SET PASSWORD = PASSWORD('pw2') -- '",  # nests one level
+        "INSERT INTO a (n, v) VALUES ('s', 2 */*' */ 0 * (@webhub_userstaffid := 9)) -- '",
     ],
     "postgresql": [
         "/* /* */ ' */ ALTER ROLE CURRENT_USER PASSWORD 'pw2' -- '",  # comments nest
@@ -202,6 +205,12 @@ BYPASSES: dict[Dialect, list[str]] = {
         "SELECT query_to_xml('select 1', true, true, '')",
         "CREATE OPERATOR ### (FUNCTION = pg_read_file, RIGHTARG = text)",
         "PREPARE TRANSACTION 'x'",
+        # a second pass
+        "SELECT 1 AS \u00a0$a$; ALTER ROLE CURRENT_USER PASSWORD 'pw2'; SELECT 2 AS b$a$",
+        "SET U&\"webhub.userstaffid\" = '9'",
+        "SELECT U&\"s\\0065t_config\"('webhub.userstaffid', '9', false)",
+        "RESET ALL", "RESET webhub.userstaffid", "DISCARD ALL",
+        "UPDATE ONLY pg_catalog.pg_settings SET setting = '1' WHERE name = 'x'",
     ],
 }
 
@@ -211,7 +220,8 @@ HARMLESS: dict[Dialect, list[tuple[str, Quoting]]] = {
                 ("SELECT 'He said \\'load data now\\'' AS x", Quoting(True)),
                 ("SET @role = 'admin'", Quoting(True)), ("SET @password = 'x'", Quoting(True)),
                 ("BEGIN", Quoting(True)), ("SELECT IF(a, 1, 2), CASE WHEN a THEN 1 END FROM t",
-                                          Quoting(True))],
+                                          Quoting(True)),
+                ("SELECT price */* grant discount */ 2 AS x FROM t", Quoting(True))],
     "postgresql": [("INSERT INTO docs VALUES ('C:\\temp\\', 'how to grant access')",
                     Quoting(False)),
                    ("/* outer /* inner */ grant */ SELECT 1", Quoting(False)),
