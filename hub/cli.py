@@ -37,7 +37,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from hub.api.app import create_app
-    from hub.api.http_protocol import HubHttpProtocol
+    from hub.api.http_protocol import hub_http_protocol
     from hub.logsetup import configure, uvicorn_options
     from hub.settings import load_settings
 
@@ -58,7 +58,8 @@ def _serve(args: argparse.Namespace) -> int:
         if details:
             print(details, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                **uvicorn_options(settings.access_log), loop="uvloop", http=HubHttpProtocol,
+                **uvicorn_options(settings.access_log), loop="uvloop",
+                http=hub_http_protocol(settings.header_timeout_s),
                 timeout_graceful_shutdown=5,
                 # The hub decides itself whose X-Forwarded-For to believe
                 # (WEBHUB_TRUSTED_PROXIES); uvicorn's own rewrite would trust loopback.

@@ -171,6 +171,10 @@ DECLARED: tuple[Declared, ...] = (
     Declared("WEBHUB_TRUSTED_PROXIES", "trusted_proxies", text(),
              "(none)",
              "IPs or CIDRs of reverse proxies whose `X-Forwarded-For` is believed."),
+    Declared("WEBHUB_HEADER_TIMEOUT_S", "header_timeout_s", whole(10),
+             "10",
+             "Seconds a request's headers may take to arrive, from its first byte (from "
+             "the connection, for the first request); past them the connection is closed."),
     Declared("WEBHUB_SESSION_IDLE_HOURS", "session_idle_hours", hours(12.0),
              "12",
              "A browser session ends after this long unused."),

@@ -35,6 +35,7 @@ class Settings:
     spare_workers: int
     public_rate: int              # requests a minute per address on public jobs; 0: off
     trusted_proxies: str          # peers whose X-Forwarded-For is believed
+    header_timeout_s: int         # a request's headers must arrive within this
     session_idle_hours: float
     modules: tuple[str, ...]      # npm modules jobs may require()
     hub_db: str                   # the hub's own tables: users, jobs, schedules, history

@@ -1,23 +1,32 @@
 """The hub's HTTP/1.1 server protocol: uvicorn's (httptools), with the answer to bytes
-that are not HTTP in the hub's own shape.
+that are not HTTP in the hub's own shape, and a deadline for a request's headers.
 
 uvicorn answers a request its parser refuses (a bad request line, a header that is
 not one, a broken chunked body) with a plain-text ``Invalid HTTP request received.``
 before any route sees it. A webhook sender or a script reading the hub's answers
 expects the JSON failure every other refusal has: here it is ``HUB-001``, with
 ``nosniff`` like every answer, and the connection closed as uvicorn closes it.
+
+uvicorn waits for a request's headers for as long as the client likes: a client that
+sends a byte every few seconds (or nothing at all after connecting) holds a connection,
+and enough of them hold the hub. Here a request's headers must all arrive within
+``WEBHUB_HEADER_TIMEOUT_S`` of its first byte (of the connection, for the first
+request); past it the connection is closed. Between requests the keep-alive timeout
+applies as before.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from hub.api.security_headers import NOSNIFF
 from shared.errors import BadRequest
 
-__all__ = ["HubHttpProtocol", "not_http_answer"]
+__all__ = ["HubHttpProtocol", "hub_http_protocol", "not_http_answer"]
 
 
 def not_http_answer() -> bytes:
@@ -28,7 +37,41 @@ def not_http_answer() -> bytes:
 
 
 class HubHttpProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, its 400 a coded JSON failure (see the module doc)."""
+    """uvicorn's httptools protocol, its 400 a coded JSON failure and a deadline for
+    headers (see the module doc)."""
+
+    header_timeout_s: float = 10.0
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._start_header_timer()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._header_timer is None:
+            self._start_header_timer()
+
+    def on_headers_complete(self) -> None:
+        self._stop_header_timer()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_header_timer()
+        super().connection_lost(exc)
+
+    def _start_header_timer(self) -> None:
+        self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_late)
+
+    def _stop_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
 
     def send_400_response(self, msg: str) -> None:
         body = not_http_answer()
@@ -45,3 +88,8 @@ class HubHttpProtocol(HttpToolsProtocol):
         ])
         self.transport.write(b"".join(content))
         self.transport.close()
+
+
+def hub_http_protocol(header_timeout_s: float) -> type[HubHttpProtocol]:
+    """The protocol class uvicorn is given, with the hub's header deadline."""
+    return type("HubHttpProtocol", (HubHttpProtocol,), {"header_timeout_s": header_timeout_s})
