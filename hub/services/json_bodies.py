@@ -14,6 +14,7 @@ bounded like history's copy. The hub never builds the value: the worker does
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
@@ -99,10 +100,16 @@ def parse_large_body(body: bytes, query: dict[str, Any]) -> tuple[
         str | None, dict[str, str], bytes | None, Any]:
     """In a parser process: (the refusal or None, the engine flags, the parameters'
     JSON text when it is not ``body`` as sent, their bounded preview)."""
+    # Millions of containers made at once set off the cyclic collector again and again,
+    # each pass over everything made so far: the parse grows with the square of the
+    # body. A parsed body holds no cycle, so the collector waits until it is built.
+    gc.disable()
     try:
         data = parse_exact_json(body)
     except BadRequest as exc:
         return exc.message, {}, None, None
+    finally:
+        gc.enable()
     flags: dict[str, str] = {}
     cleaned = clean_json(data) if may_hold_lone_surrogate(body) else data
     posted = split_flags(cleaned, flags)
