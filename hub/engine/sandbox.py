@@ -19,6 +19,7 @@ import asyncio
 import hashlib
 import json
 import re
+import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -61,6 +62,9 @@ class PreparedContext:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     on_log: LogSink | None = None
     on_call: CallSink | None = None
+    # A fresh context's key for the host's poll and reply, which its job could call:
+    # armed before the job starts, never in its reach (fresh_host.js). "" when warm.
+    host_key: str = ""
 
     def handle_wake(self) -> None:
         self.forward_console()
@@ -110,7 +114,14 @@ async def prepare_context() -> PreparedContext:
     prepared = PreparedContext(v8.Racer())
     install_notifiers(prepared)
     prepared.channel = ConsoleChannel(prepared.racer.eval(_FRESH_SANDBOX))
+    prepared.host_key = secrets.token_hex(16)
+    prepared.racer.eval(f"{hidden.HOST}.arm('{prepared.host_key}')")
     return prepared
+
+
+def _keyed(prepared: PreparedContext) -> str:
+    """The worker's key as the first argument of a host entry, where there is one."""
+    return f"'{prepared.host_key}'" if prepared.host_key else ""
 
 
 _module_sources: dict[str, str] = {}
@@ -240,11 +251,13 @@ def _outcome(prepared: PreparedContext) -> str:
     job left in the microtask queue)."""
     channel = prepared.channel
     if channel is None:
-        return str(prepared.racer.eval(f"{hidden.HOST}.poll()"))
+        return str(prepared.racer.eval(f"{hidden.HOST}.poll({_keyed(prepared)})"))
     text = channel.outcome()
     if text is not None:
         return text
-    return str(prepared.racer.eval(f"{hidden.HOST}.poll()")) if channel.settled_elsewhere() else ""
+    if not channel.settled_elsewhere():
+        return ""
+    return str(prepared.racer.eval(f"{hidden.HOST}.poll({_keyed(prepared)})"))
 
 
 async def _wait_done(prepared: PreparedContext, memory_mb: int) -> None:
@@ -310,5 +323,6 @@ def body_problem(checker: v8.Racer, source: str) -> dict[str, Any] | None:
 async def reply_to_call(prepared: PreparedContext, call_id: int, ok: bool, value: Any) -> None:
     """Settle a bridge call the job is awaiting."""
     payload = json.dumps(json.dumps(value))
+    key = _keyed(prepared) + ", " if prepared.host_key else ""
     await prepared.racer.eval_async(
-        f"__webjob_host.reply({int(call_id)}, {'true' if ok else 'false'}, {payload})")
+        f"{hidden.HOST}.reply({key}{int(call_id)}, {'true' if ok else 'false'}, {payload})")

@@ -1,8 +1,13 @@
 // The host of a fresh context (a job with `Isolation: fresh`): one run, whose
 // globals are the context's own globals, in sloppy mode, as jobs ran before the
 // warm engine. Evaluated after run.js; defines the hidden __webjob_host the worker
-// drives (run, poll, reply, provide) and leaves the channel memory in
+// drives (arm, run, poll, reply, provide) and leaves the channel memory in
 // __webjob_channel, which the worker takes and deletes in the same eval.
+//
+// The job's code can reach __webjob_host here (its globals are the context's), so the
+// worker's own entries take a key the worker arms before the job starts and the job
+// never sees: without it, a job could settle its own db.exec or http() calls with
+// answers of its choosing, and history would keep the real ones.
 (() => {
   'use strict';
   const G = globalThis;
@@ -12,6 +17,7 @@
   const { parse } = JSON;
   const run = sandbox.newRun();
   let started = false;
+  let key = null;
 
   const define = (name, value) => {
     const d = getOwnPropertyDescriptor(G, name);
@@ -19,6 +25,10 @@
     defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
   };
   const host = freeze({
+    arm(workerKey) {
+      if (key !== null) throw new Error('The host is armed already');
+      key = workerKey;
+    },
     run(specJson, job) {
       if (started) throw new Error('A run is already started');
       started = true;
@@ -29,8 +39,10 @@
       }
       run.start(job);
     },
-    poll: run.poll,
-    reply: run.reply,
+    poll: (workerKey) => (key !== null && workerKey === key ? run.poll() : ''),
+    reply(workerKey, id, ok, valueJson) {
+      if (key !== null && workerKey === key) run.reply(id, ok, valueJson);
+    },
     bridge: run.bridge,  // a fresh job may call the host directly (its calls are checked there all the same)
     provide(name, value) {
       if (started) throw new Error('Modules are provided before the job starts');
