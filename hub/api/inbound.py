@@ -8,7 +8,6 @@ import base64
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl
 
 from starlette.requests import ClientDisconnect, Request
 
@@ -16,8 +15,10 @@ from hub.auth import WITHHELD_HEADERS
 from hub.services.json_bodies import (
     ENGINE_FLAGS,
     OFF_LOOP_BYTES,
+    collect_pairs,
     params_off_process,
     parse_exact_json,
+    parse_form,
     parse_json,
     refuse_lone_surrogates,
     split_flags,
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 BODY_IDLE_S = 30.0  # how long a request body may go without a byte before it is refused
+FORM = "application/x-www-form-urlencoded"
 
 
 @dataclass
@@ -50,21 +52,6 @@ class Inbound:
 
     def flag(self, name: str) -> bool:
         return self.flags.get(name, "").lower() in ("1", "true", "yes", "on")
-
-
-def _collect(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """Pairs to a dict; a repeated name becomes an array (a checkbox group). Linear: a
-    repeated name's array is appended to in place, never copied."""
-    out: dict[str, Any] = {}
-    repeated: dict[str, list[Any]] = {}
-    for key, value in pairs:
-        if key in repeated:
-            repeated[key].append(value)
-        elif key in out:
-            out[key] = repeated[key] = [out[key], value]
-        else:
-            out[key] = value
-    return out
 
 
 def _size(limit: int) -> str:
@@ -132,10 +119,6 @@ def _is_json(ctype: str) -> bool:
     return ctype == "application/json" or ctype.endswith("+json")
 
 
-def _form(body: bytes) -> dict[str, Any]:
-    return _collect(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
-
-
 async def _body_params(request: Request, body: bytes) -> Any:
     ctype = media_type(request)
     if not body:
@@ -143,27 +126,28 @@ async def _body_params(request: Request, body: bytes) -> Any:
     if _is_json(ctype):
         return parse_json(body)
     if ctype == "application/x-www-form-urlencoded":
-        return await asyncio.to_thread(_form, body) if len(body) > OFF_LOOP_BYTES else _form(body)
+        return parse_form(body)
     if ctype == "multipart/form-data":
         try:
             form = await request.form()
         except Exception:
             raise BadRequest("The multipart form could not be read") from None
-        return _collect([(clean_text(k), clean_text(v)) for k, v in form.multi_items()
+        return collect_pairs([(clean_text(k), clean_text(v)) for k, v in form.multi_items()
                          if isinstance(v, str)])
     return {}
 
 
 async def read_inbound(request: Request, max_body: int, address: str) -> Inbound:
-    query = _collect(list(request.query_params.multi_items()))
+    query = collect_pairs(list(request.query_params.multi_items()))
     flags: dict[str, str] = {}
     params: Any = split_flags(dict(query), flags)
     body = b""
     if request.method not in ("GET", "HEAD"):
         body = await read_body(request, max_body)
-        if len(body) > OFF_LOOP_BYTES and _is_json(media_type(request)):
+        ctype = media_type(request)
+        if len(body) > OFF_LOOP_BYTES and (_is_json(ctype) or ctype == FORM):
             # Parsed in a process of its own and never built here (see json_bodies).
-            params = await params_off_process(body, params, flags)
+            params = await params_off_process(body, params, flags, form=ctype == FORM)
         else:
             posted = split_flags(await _body_params(request, body), flags)
             params = {**params, **posted} if isinstance(posted, dict) else posted

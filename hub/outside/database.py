@@ -266,7 +266,7 @@ class Database:
                 cursor.execute(self.session_sql, [staff])
                 if cursor.description is not None:
                     cursor.fetchall()
-            self._driver.before_statement(call.conn, sql, False)
+            self._driver.before_statement(call.conn, sql, False, with_params=bool(bound))
             cursor.execute(sql, bound)
             if cursor.description is None:
                 return {"affectedRows": max(cursor.rowcount, 0)}

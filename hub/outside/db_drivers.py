@@ -54,9 +54,11 @@ class Driver:
         """True when the connection should be thrown away after ``exc``."""
         return False
 
-    def before_statement(self, conn: Any, sql: str, hub_statement: bool) -> None:
+    def before_statement(self, conn: Any, sql: str, hub_statement: bool,
+                         with_params: bool = False) -> None:
         """Refuse (JobFailed) what this driver cannot let ``sql`` do; ``hub_statement``
-        is True for the hub's own session statement."""
+        is True for the hub's own session statement, ``with_params`` when ``?``
+        parameters come with it."""
 
     def reset(self, conn: Any) -> bool:
         """Clear what a statement left in the connection's session; False when the
@@ -110,7 +112,8 @@ class SqliteDriver(Driver):
             return refusal(refused)
         return JobFailed(str(exc) or type(exc).__name__, sqlstate=type(exc).__name__)
 
-    def before_statement(self, conn: Any, sql: str, hub_statement: bool) -> None:
+    def before_statement(self, conn: Any, sql: str, hub_statement: bool,
+                         with_params: bool = False) -> None:
         conn.guard.refused = None
         conn.guard.hub_statement = hub_statement
 

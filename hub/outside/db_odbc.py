@@ -130,14 +130,15 @@ class OdbcDriver(Driver):
             quoting = Quoting("NO_BACKSLASH_ESCAPES" not in modes, "ANSI_QUOTES" in modes)
         return OdbcConnection(raw, int(session), quoting)
 
-    def before_statement(self, conn: Any, sql: str, hub_statement: bool) -> None:
+    def before_statement(self, conn: Any, sql: str, hub_statement: bool,
+                         with_params: bool = False) -> None:
         if hub_statement:
             return
         if self.dialect == "sqlite":
             refused = refused_in_sqlite_text(sql)
         else:
             refused = refused_in_server_text(sql, self.dialect or "other",
-                                             getattr(conn, "quoting", None))
+                                             getattr(conn, "quoting", None), with_params)
         if refused is not None:
             raise refusal(refused)
 

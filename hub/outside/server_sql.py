@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 
+from hub.outside.collector import collector_paused
 from hub.outside.sql_lexing import NOTHING, Dialect, Quoting, Token, dialect_of, readings
 
 __all__ = ["Dialect", "Quoting", "dialect_of", "refused_in_server_text"]
@@ -77,9 +78,11 @@ _FILE_FUNCTIONS = {
         "pg_promote", "dblink", "dblink_exec", "dblink_connect", "dblink_connect_u",
         "dblink_send_query", "dblink_open",
         # they run SQL held in a string, which cannot be read first
-        "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema",
+        "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema", "ts_stat",
+        "ts_rewrite",
     }),
-    "mariadb": frozenset({"load_file", "sys_exec", "sys_eval"}),
+    "mariadb": frozenset({"load_file", "sys_exec", "sys_eval",
+                          "execute_prepared_stmt"}),  # sys's: it runs SQL held in a string
     "other": frozenset({"openrowset", "opendatasource", "openquery", "xp_cmdshell"}),
 }
 _CONFIG_REFUSED = ("role", "session_authorization", "webhub.")
@@ -96,7 +99,7 @@ _NEEDED_WORDS = (
 )
 _NEEDED_BY_DIALECT: dict[Dialect, tuple[str, ...]] = {
     "postgresql": ("copy", "import", "set_config", "pg_", "lo_", "dblink", "query_to",
-                   "transaction", "u&", "reset", "discard"),
+                   "transaction", "u&", "reset", "discard", "ts_stat", "ts_rewrite"),
     "mariadb": ("schema", "prepare", "execute", "deallocate", "kill", "shutdown", "install",
                 "atomic", "immediate", "outfile", "dumpfile", "sys_"),
     "other": ("open", "xp_"),
@@ -114,13 +117,26 @@ def _may_be_refused(sql: str, dialect: Dialect) -> bool:
     return any(word in lowered for word in _NEEDED_WORDS + _NEEDED_BY_DIALECT[dialect])
 
 
-def refused_in_server_text(sql: str, dialect: Dialect,
-                           quoting: Quoting | None = None) -> str | None:
+def refused_in_server_text(sql: str, dialect: Dialect, quoting: Quoting | None = None,
+                           with_params: bool = False) -> str | None:
     """What ``sql`` does that a job may not, in words for the job; None when nothing.
-    ``quoting`` is the server's, when the connection reported it (else every way)."""
-    if not _may_be_refused(sql, dialect):
+    ``quoting`` is the server's, when the connection reported it (else every way);
+    ``with_params`` says ``?`` parameters come with it."""
+    # psqlODBC writes the parameters' values into a text of several statements (it
+    # doubles quotes, not backslashes): a value could end a string and add a statement.
+    several = dialect == "postgresql" and with_params and ";" in sql
+    if not several and not _may_be_refused(sql, dialect):
         return None
-    for tokens in readings(sql, dialect, quoting):
+    with collector_paused():  # a long statement's tokens: many objects, no cycles
+        return _refused_in_readings(readings(sql, dialect, quoting), dialect, several)
+
+
+def _refused_in_readings(all_tokens: list[list[Token]], dialect: Dialect,
+                         several: bool) -> str | None:
+    for tokens in all_tokens:
+        if several and len(_statements(tokens)) > 1:
+            return ("several statements with ? parameters (the driver would write their "
+                    "values into the text): send one statement a db.exec")
         refused = _anywhere(tokens, dialect)
         for statement in _statements(tokens):
             refused = refused or _statement_refused(statement, dialect)
@@ -159,7 +175,7 @@ def _anywhere(tokens: list[Token], dialect: Dialect) -> str | None:
         if kind == "uescape":
             return ("U&\"…\" and U&'…' (Unicode escapes could spell any name): write the "
                     "characters themselves")
-        if kind == "other" and text != "@":
+        if kind == "other":
             continue
         after = tokens[index + 1] if index + 1 < count else _NOTHING
         if kind == "word" and text in ("grant", "revoke"):
@@ -170,7 +186,7 @@ def _anywhere(tokens: list[Token], dialect: Dialect) -> str | None:
             refused = _name_refused(tokens, index, dialect)
             if refused:
                 return refused
-        if dialect == "mariadb" and (text in _MARIADB_STARTS or text == "@"):
+        if dialect == "mariadb" and (text in _MARIADB_STARTS or kind == "uservar"):
             refused = _mariadb_anywhere(tokens, index, index in into_targets)
             if refused:
                 return refused
@@ -211,16 +227,14 @@ def _mariadb_anywhere(tokens: list[Token], index: int, into_target: bool) -> str
 
 
 def _is_hub_variable(tokens: list[Token], index: int) -> bool:
-    """``@webhub_…`` at ``index`` (the ``@``), however the name is quoted."""
-    if tokens[index] != _AT or index + 1 >= len(tokens):
-        return False
-    name = tokens[index + 1]
-    return name.kind in ("word", "name", "string") and name.text.lower().startswith("webhub_")
+    """``@webhub_…`` at ``index``, however its name is quoted."""
+    token = tokens[index]
+    return token.kind == "uservar" and token.text.startswith("webhub_")
 
 
 def _assigned(tokens: list[Token], index: int) -> bool:
     """``@x := …`` anywhere, or ``@x = …`` where a SET (or its list) assigns."""
-    following = [t.text for t in tokens[index + 2:index + 4]]
+    following = [t.text for t in tokens[index + 1:index + 3]]
     if following == [":", "="]:
         return True
     before = tokens[index - 1] if index > 0 else _NOTHING
@@ -228,7 +242,7 @@ def _assigned(tokens: list[Token], index: int) -> bool:
 
 
 def _into_targets(tokens: list[Token]) -> set[int]:
-    """The ``@`` of each variable in a ``SELECT … INTO @a, @b`` list (one pass)."""
+    """Each variable of a ``SELECT … INTO @a, @b`` list (one pass)."""
     targets: set[int] = set()
     index, count = 0, len(tokens)
     while index < count:
@@ -236,9 +250,9 @@ def _into_targets(tokens: list[Token]) -> set[int]:
             index += 1
             continue
         index += 1
-        while index + 1 < count and tokens[index] == _AT:
+        while index < count and tokens[index].kind == "uservar":
             targets.add(index)
-            index += 2
+            index += 1
             if index < count and tokens[index] == _COMMA:
                 index += 1
     return targets

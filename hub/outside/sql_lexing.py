@@ -55,7 +55,7 @@ class Quoting:
 
 
 class Token(NamedTuple):
-    kind: str  # word (lower case), name (quoted identifier), string, uescape, other
+    kind: str  # word (lower case), name (quoted identifier), string, uservar, uescape, other
     text: str
 
 
@@ -107,6 +107,9 @@ def _pattern(lexing: _Lexing) -> re.Pattern[str]:
         parts.append(f"(?P<name>{_DOUBLE[False]})")
     if maria:
         parts.append(r"(?P<backtick>`(?:[^`]|``)*`?)")
+        # A user variable is one token, dots and all (@a.b is one variable).
+        parts.append(r"(?P<uservar>@(?!@)(?:[A-Za-z0-9_$.\x80-\U0010FFFF]+"
+                     rf"|{_SINGLE[lexing.backslash]}|{_DOUBLE[lexing.backslash]}|`(?:[^`]|``)*`?))")
     if lexing.dialect == "other":
         parts.append(r"(?P<bracket>\[[^\]]*\]?)")
     parts += [f"(?P<word>{_WORD})", r"(?P<other>.)"]
@@ -135,6 +138,10 @@ def _token(kind: str, text: str) -> Token:
         return Token("name", _inner(text, 1, "]"))
     if kind == "uescape":
         return Token("uescape", text)
+    if kind == "uservar":  # its name, unquoted, in lower case (MariaDB ignores case)
+        name = text[1:]
+        closer = {"'": "'", '"': '"', "`": "`"}.get(name[:1])
+        return Token("uservar", (_inner(name, 1, closer) if closer else name).lower())
     return Token("other", text)
 
 

@@ -19,6 +19,7 @@ import json
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
+from urllib.parse import parse_qsl
 
 from hub.engine.model import JsonParams
 from hub.history.record import bound_params
@@ -45,8 +46,7 @@ __all__ = [
 ]
 
 ENGINE_FLAGS = ("enableLogger", "raw", "_console", "_debug")
-# A JSON body over this is parsed in another process; a form body over it in a thread
-# (a form's parse is Python code, which lets the loop in every few milliseconds).
+# A JSON or form body over this is parsed in another process.
 OFF_LOOP_BYTES = 64 * 1024
 _PARSERS = 2  # processes; more bodies than that wait their turn, the loop never does
 
@@ -86,6 +86,27 @@ def refuse_lone_surrogates(data: dict[str, Any], fields: tuple[str, ...]) -> Non
                              "which is not text: send the characters themselves")
 
 
+def collect_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Pairs to a dict; a repeated name becomes an array (a checkbox group). Linear: a
+    repeated name's array is appended to in place, never copied."""
+    out: dict[str, Any] = {}
+    repeated: dict[str, list[Any]] = {}
+    for key, value in pairs:
+        if key in repeated:
+            repeated[key].append(value)
+        elif key in out:
+            out[key] = repeated[key] = [out[key], value]
+        else:
+            out[key] = value
+    return out
+
+
+def parse_form(body: bytes) -> dict[str, Any]:
+    """An ``application/x-www-form-urlencoded`` body's fields."""
+    return collect_pairs(parse_qsl(body.decode("utf-8", errors="replace"),
+                                   keep_blank_values=True))
+
+
 def split_flags(params: Any, flags: dict[str, str]) -> Any:
     """``params`` without the engine's flags, which go into ``flags``."""
     if isinstance(params, dict):
@@ -96,16 +117,17 @@ def split_flags(params: Any, flags: dict[str, str]) -> Any:
     return params
 
 
-def parse_large_body(body: bytes, query: dict[str, Any]) -> tuple[
+def parse_large_body(body: bytes, query: dict[str, Any], form: bool = False) -> tuple[
         str | None, dict[str, str], bytes | None, Any]:
     """In a parser process: (the refusal or None, the engine flags, the parameters'
-    JSON text when it is not ``body`` as sent, their bounded preview)."""
+    JSON text when it is not ``body`` as sent, their bounded preview). ``form``: an
+    urlencoded body rather than JSON."""
     # Millions of containers made at once set off the cyclic collector again and again,
     # each pass over everything made so far: the parse grows with the square of the
     # body. A parsed body holds no cycle, so the collector waits until it is built.
     gc.disable()
     try:
-        data = parse_exact_json(body)
+        data = parse_form(body) if form else parse_exact_json(body)
     except BadRequest as exc:
         return exc.message, {}, None, None
     finally:
@@ -114,7 +136,7 @@ def parse_large_body(body: bytes, query: dict[str, Any]) -> tuple[
     cleaned = clean_json(data) if may_hold_lone_surrogate(body) else data
     posted = split_flags(cleaned, flags)
     params = {**query, **posted} if isinstance(posted, dict) else posted
-    as_sent = (cleaned is data and not flags and not query
+    as_sent = (not form and cleaned is data and not flags and not query
                and not (body[:4].count(0) or body[:3] == b"\xef\xbb\xbf"
                         or body[:2] in (b"\xff\xfe", b"\xfe\xff")))
     text = None if as_sent else json.dumps(
@@ -133,12 +155,12 @@ def _parsers() -> ProcessPoolExecutor:
 
 
 async def params_off_process(body: bytes, query: dict[str, Any],
-                             flags: dict[str, str]) -> JsonParams:
-    """A large JSON body's parameters, parsed in a parser process; its engine flags go
-    into ``flags``. HUB-001 for what :func:`parse_json` refuses."""
+                             flags: dict[str, str], form: bool = False) -> JsonParams:
+    """A large JSON (or ``form``) body's parameters, parsed in a parser process; its
+    engine flags go into ``flags``. HUB-001 for what :func:`parse_json` refuses."""
     loop = asyncio.get_running_loop()
     refusal, found, text, preview = await loop.run_in_executor(
-        _parsers(), parse_large_body, body, query)
+        _parsers(), parse_large_body, body, query, form)
     if refusal is not None:
         raise BadRequest(refusal)
     flags.update(found)

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from hub.api.inbound import _collect
 from hub.history.record import bound_params
-from hub.services.json_bodies import parse_json, parse_large_body
+from hub.services.json_bodies import collect_pairs, parse_json, parse_large_body
 from shared.text import json_text_deeper_than
 
 SIZES = (10_000, 100_000, 1_000_000)
@@ -61,7 +60,7 @@ def _deep(size: int) -> bytes:
 
 
 def test_a_repeated_form_name_is_collected_in_linear_time() -> None:
-    _assert_linear(_collect, _form_pairs)
+    _assert_linear(collect_pairs, _form_pairs)
 
 
 @pytest.mark.parametrize("make", [_wide, _chained, _strings, _deep],
@@ -74,6 +73,11 @@ def test_the_json_depth_is_read_in_linear_time(make: Callable[[int], bytes]) -> 
 @pytest.mark.parametrize("make", [_wide, _chained, _strings], ids=["wide", "chained", "strings"])
 def test_a_large_body_is_parsed_in_linear_time(make: Callable[[int], bytes]) -> None:
     _assert_linear(lambda body: parse_large_body(body, {}), make)
+
+
+def test_a_large_form_is_parsed_in_linear_time() -> None:
+    _assert_linear(lambda body: parse_large_body(body, {}, form=True),
+                   lambda size: b"a=&" * (size // 3))
 
 
 def test_a_small_body_is_parsed_on_the_loop_in_linear_time() -> None:

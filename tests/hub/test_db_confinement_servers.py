@@ -188,6 +188,7 @@ def _login_probes(site: Site) -> list[str]:
             "EXECUTE /*!*/ IMMEDIATE 'SET PASSWORD = PASSWORD(''stolen'')'",
             "XA START 'held'",
             "/*!999999 /* */ ' */ SET PASSWORD = PASSWORD('stolen') -- '",
+            "SELECT 1, 9 INTO @a.b, @webhub_userstaffid",
         ]
     return [
         "ALTER ROLE CURRENT_USER PASSWORD 'stolen'",
@@ -212,6 +213,8 @@ def _login_probes(site: Site) -> list[str]:
         "PREPARE TRANSACTION 'held'",
         "SELECT 1 AS \u00a0$a$; ALTER ROLE CURRENT_USER PASSWORD 'stolen'; SELECT 2 AS b$a$",
         "SET U&\"webhub.userstaffid\" = '9'", "RESET ALL",
+        "SELECT word FROM ts_stat('SELECT set_config(''webhub.userstaffid'', ''9'', false)"
+        "::tsvector')",
     ]
 
 

@@ -196,6 +196,9 @@ BYPASSES: dict[Dialect, list[str]] = {
         # a second pass
         "/*!999999 /* */ ' */ SET PASSWORD = PASSWORD('pw2') -- '",  # nests one level
         "INSERT INTO a (n, v) VALUES ('s', 2 */*' */ 0 * (@webhub_userstaffid := 9)) -- '",
+        # a third
+        "SELECT 1, 9 INTO @a.b, @webhub_userstaffid",  # a dotted variable is one
+        "CALL sys.execute_prepared_stmt('SET PASSWORD = PASSWORD(1)')",
     ],
     "postgresql": [
         "/* /* */ ' */ ALTER ROLE CURRENT_USER PASSWORD 'pw2' -- '",  # comments nest
@@ -211,6 +214,9 @@ BYPASSES: dict[Dialect, list[str]] = {
         "SELECT U&\"s\\0065t_config\"('webhub.userstaffid', '9', false)",
         "RESET ALL", "RESET webhub.userstaffid", "DISCARD ALL",
         "UPDATE ONLY pg_catalog.pg_settings SET setting = '1' WHERE name = 'x'",
+        # a third
+        "SELECT word FROM ts_stat('SELECT set_config(''x'', ''9'', false)::tsvector')",
+        "SELECT ts_rewrite('a'::tsquery, 'SELECT 1')",
     ],
 }
 
@@ -241,3 +247,14 @@ def test_the_servers_own_quoting_reads_harmless_sql_as_harmless(
         dialect: Dialect, case: tuple[str, Quoting]) -> None:
     sql, quoting = case
     assert refused_in_server_text(sql, dialect, quoting) is None
+
+
+def test_several_statements_with_parameters_are_refused_on_postgresql() -> None:
+    """psqlODBC writes ``?`` values into a text of several statements, doubling quotes
+    but not backslashes: ``E?`` then takes a value that ends the string and adds a
+    statement. One statement with parameters, or several without, read as before."""
+    sql = "SELECT 1 AS z; SELECT E? AS a"
+    assert refused_in_server_text(sql, "postgresql", Quoting(False), with_params=True)
+    assert refused_in_server_text(sql, "postgresql", Quoting(False)) is None
+    assert refused_in_server_text("SELECT ? AS a", "postgresql", Quoting(False),
+                                  with_params=True) is None
