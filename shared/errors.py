@@ -24,6 +24,7 @@ Hierarchy::
     │   ├── NotFound           SYS-404 no such job (or run, or route)
     │   ├── BodyTooLarge       SYS-413 request body over WEBJOB_MAX_BODY_MB
     │   ├── BodyStalled        SYS-408 the request body stopped arriving
+    │   ├── HeadTooLarge       SYS-431 request line and headers over 64 KB
     │   └── TooManyRequests    SYS-429 queue full or rate limited (``retry_after``)
     └── InternalError          SYS-500 a fault in the hub itself; never carries a traceback
         └── StoreUnavailable   SYS-503 a database the hub keeps its data in cannot be reached
@@ -40,6 +41,7 @@ __all__ = [
     "BodyTooLarge",
     "Conflict",
     "Forbidden",
+    "HeadTooLarge",
     "InternalError",
     "JobChanged",
     "JobDoesNotParse",
@@ -199,6 +201,13 @@ class BodyTooLarge(RequestError):
     code = "SYS-413"
     meaning = "The request body is over `WEBJOB_MAX_BODY_MB`."
     http_status = 413
+
+
+class HeadTooLarge(RequestError):
+    code = "SYS-431"
+    meaning = ("The request line and headers are over 64 KB together (a URL, a cookie, or "
+               "many headers); the connection is closed.")
+    http_status = 431
 
 
 class BodyStalled(RequestError):

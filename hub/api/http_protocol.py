@@ -13,6 +13,13 @@ and enough of them hold the hub. Here a request's headers must all arrive within
 ``WEBHUB_HEADER_TIMEOUT_S`` of its first byte (of the connection, for the first
 request); past it the connection is closed. Between requests the keep-alive timeout
 applies as before.
+
+Nor does anything bound their size: uvicorn and httptools build a URL and each header
+value by copying it whole for every piece that arrives (a 48 MB one costs seconds, in
+one call), and Starlette parses every cookie in Python. So a request's line and headers
+may take :data:`MAX_HEAD_BYTES` together, counted as the bytes come, before the parser
+sees them; past that the answer is ``SYS-431`` and the connection is closed. Browsers
+and webhook senders send a few KB.
 """
 
 from __future__ import annotations
@@ -24,15 +31,18 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from hub.api.security_headers import NOSNIFF
-from shared.errors import BadRequest
+from shared.errors import BadRequest, HeadTooLarge, WebJobsError
 
-__all__ = ["HubHttpProtocol", "hub_http_protocol", "not_http_answer"]
+__all__ = ["MAX_HEAD_BYTES", "HubHttpProtocol", "hub_http_protocol", "not_http_answer"]
+
+MAX_HEAD_BYTES = 64 * 1024
+_END_OF_HEAD = b"\r\n\r\n"
 
 
-def not_http_answer() -> bytes:
-    """The JSON body of the answer to bytes the HTTP parser refused."""
-    failure = BadRequest("The request is not valid HTTP/1.1: the server could not read "
-                         "its request line, headers or body")
+def not_http_answer(failure: WebJobsError | None = None) -> bytes:
+    """The JSON body of the answer to bytes the HTTP parser refused (or ``failure``)."""
+    failure = failure or BadRequest("The request is not valid HTTP/1.1: the server could not "
+                                    "read its request line, headers or body")
     return json.dumps(failure.to_wire()).encode()
 
 
@@ -42,19 +52,45 @@ class HubHttpProtocol(HttpToolsProtocol):
 
     header_timeout_s: float = 10.0
     _header_timer: asyncio.TimerHandle | None = None
+    # The request's head (line and headers) so far: open from the connection, or from a
+    # request's first byte, until its headers are complete.
+    _head_open = True
+    _head_bytes = 0
+    _head_tail = b""  # its last three bytes, for an end that spans two pieces
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._start_header_timer()
 
+    def data_received(self, data: bytes) -> None:
+        if self._head_open:
+            seen = self._head_tail + data
+            end = seen.find(_END_OF_HEAD)
+            taken = len(data) if end < 0 else end + len(_END_OF_HEAD) - len(self._head_tail)
+            if self._head_bytes + taken > MAX_HEAD_BYTES:
+                self._refuse_head()
+                return
+            self._head_bytes += taken
+            self._head_tail = seen[-3:]
+        super().data_received(data)
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self._head_open = True
         if self._header_timer is None:
             self._start_header_timer()
 
     def on_headers_complete(self) -> None:
         self._stop_header_timer()
+        self._head_open, self._head_bytes, self._head_tail = False, 0, b""
         super().on_headers_complete()
+
+    def _refuse_head(self) -> None:
+        self._stop_header_timer()
+        self._head_open = False
+        failure = HeadTooLarge(f"The request line and headers are over "
+                               f"{MAX_HEAD_BYTES // 1024} KB together")
+        self._send_failure(431, not_http_answer(failure))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_header_timer()
@@ -74,8 +110,10 @@ class HubHttpProtocol(HttpToolsProtocol):
             self.transport.close()
 
     def send_400_response(self, msg: str) -> None:
-        body = not_http_answer()
-        content = [STATUS_LINE[400]]
+        self._send_failure(400, not_http_answer())
+
+    def _send_failure(self, status: int, body: bytes) -> None:
+        content = [STATUS_LINE[status]]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
         content.extend([

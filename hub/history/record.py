@@ -175,8 +175,11 @@ def _bounded(value: Any, depth: int, budget: _Budget) -> Any:
                 break
         return items
     if isinstance(value, str):
-        room = max(budget.left, 0)
-        budget.spend(len(value) + 2)
+        # Stored as UTF-8: up to three bytes a character outside ASCII (four for one
+        # outside the BMP, which counts two here: a surrogate pair's length in JSON).
+        width = 1 if value.isascii() else 3
+        room = max(budget.left, 0) // width
+        budget.spend(len(value) * width + 2)
         return value if budget.left >= 0 else value[:room]
     budget.spend(8)
     return value
