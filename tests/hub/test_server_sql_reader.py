@@ -155,7 +155,7 @@ SHAPES = {
 
 def _seconds(sql: str, dialect: Dialect) -> float:
     best = float("inf")
-    for _ in range(3):
+    for _ in range(2):
         started = time.perf_counter()
         refused_in_server_text(sql, dialect)
         best = min(best, time.perf_counter() - started)
@@ -165,13 +165,12 @@ def _seconds(sql: str, dialect: Dialect) -> float:
 @settings(max_examples=len(SHAPES) * len(DIALECTS), deadline=None)
 @given(shape=st.sampled_from(sorted(SHAPES)), dialect=st.sampled_from(DIALECTS))
 def test_reading_costs_time_linear_in_the_text(shape: str, dialect: Dialect) -> None:
-    """3 KB, 30 KB and 300 KB of one shape: a hundred times the text may cost at most
-    300 times the time (room for a busy machine's noise; a floor of 1 ms for the
-    smallest), never the ten thousand a quadratic reading would."""
+    """2 KB and 200 KB of one shape: a hundred times the text may cost at most 300
+    times the time (room for a busy machine's noise; a floor of 1 ms for the smaller),
+    never the ten thousand a quadratic reading would."""
     unit = SHAPES[shape] + " user "  # a word some refusal needs: the text is read
-    times = [_seconds(unit * (size // len(unit)), dialect) for size in (3_000, 30_000,
-                                                                     300_000)]
-    assert times[2] < max(times[0], 1e-3) * 300, (shape, dialect, times)
+    times = [_seconds(unit * (size // len(unit)), dialect) for size in (2_000, 200_000)]
+    assert times[1] < max(times[0], 1e-3) * 300, (shape, dialect, times)
 
 
 # ---------------------------------------------------------------- a red team's bypasses
