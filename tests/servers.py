@@ -45,6 +45,17 @@ def _admin(conn_str: str, sql: str) -> None:
         conn.close()
 
 
+def maria_admin(sql: str) -> list[tuple[Any, ...]]:
+    """One statement as MariaDB's root, on the ``test`` database: its rows, if any."""
+    conn = pyodbc.connect(MARIA_ADMIN, autocommit=True, timeout=10)
+    try:
+        cursor = conn.cursor()
+        cursor.execute(sql)
+        return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
+    finally:
+        conn.close()
+
+
 def pg_admin(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     """One statement as the PostgreSQL superuser, on the ``postgres`` database."""
     with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=10) as conn:

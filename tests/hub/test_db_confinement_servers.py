@@ -22,7 +22,7 @@ import pytest
 from hub.outside.sqlite_guard import REFUSED_STATE
 from tests.hub.conftest import TEST_SECRET, TOKEN, HubProcess, running_hub
 from tests.hub.test_db_escape import _try_each
-from tests.servers import MARIA_ADMIN, PG_URL, pg_admin
+from tests.servers import MARIA_ADMIN, PG_URL, maria_admin, pg_admin
 
 PASSWORD = "business-pw-1"
 
@@ -38,16 +38,6 @@ class Site:
     canary: Path
 
 
-def _maria(sql: str) -> list[tuple[Any, ...]]:
-    conn = pyodbc.connect(MARIA_ADMIN, autocommit=True, timeout=10)
-    try:
-        cursor = conn.cursor()
-        cursor.execute(sql)
-        return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
-    finally:
-        conn.close()
-
-
 def _pg(database: str, sql: str) -> list[tuple[Any, ...]]:
     import psycopg  # the test machine's admin connection, as tests/servers.py has it
 
@@ -58,14 +48,14 @@ def _pg(database: str, sql: str) -> list[tuple[Any, ...]]:
 
 def _make_maria(suffix: str) -> tuple[str, str, str, str]:
     hub_db, business, login = f"wjhub_{suffix}", f"wjbiz_{suffix}", f"wjl_{suffix}"
-    _maria(f"CREATE DATABASE {hub_db}")
-    _maria(f"CREATE DATABASE {business}")
-    _maria(f"CREATE TABLE {business}.Person (PersonID INT AUTO_INCREMENT PRIMARY KEY, "
+    maria_admin(f"CREATE DATABASE {hub_db}")
+    maria_admin(f"CREATE DATABASE {business}")
+    maria_admin(f"CREATE TABLE {business}.Person (PersonID INT AUTO_INCREMENT PRIMARY KEY, "
            "Name TEXT)")
     # The README's MariaDB block, word for word but the names.
-    _maria(f"CREATE USER '{login}'@'%' IDENTIFIED BY '{PASSWORD}'")
-    _maria(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {business}.* TO '{login}'@'%'")
-    _maria("SET GLOBAL local_infile = 1")  # the server's default: only the hub may refuse
+    maria_admin(f"CREATE USER '{login}'@'%' IDENTIFIED BY '{PASSWORD}'")
+    maria_admin(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {business}.* TO '{login}'@'%'")
+    maria_admin("SET GLOBAL local_infile = 1")  # the server's default: only the hub may refuse
     job_db = (f"odbc:DRIVER={{MariaDB Unicode}};SERVER=127.0.0.1;PORT=3306;"
               f"DATABASE={business};UID={login};PWD={PASSWORD}")
     return hub_db, business, login, job_db
@@ -92,9 +82,9 @@ def _make_pg(suffix: str) -> tuple[str, str, str, str]:
 
 def _drop(kind: str, hub_db: str, business: str, login: str) -> None:
     if kind == "mariadb":
-        _maria(f"DROP DATABASE IF EXISTS {hub_db}")
-        _maria(f"DROP DATABASE IF EXISTS {business}")
-        _maria(f"DROP USER IF EXISTS '{login}'@'%'")
+        maria_admin(f"DROP DATABASE IF EXISTS {hub_db}")
+        maria_admin(f"DROP DATABASE IF EXISTS {business}")
+        maria_admin(f"DROP USER IF EXISTS '{login}'@'%'")
         return
     pg_admin(f"DROP DATABASE IF EXISTS {hub_db} WITH (FORCE)")
     pg_admin(f"DROP DATABASE IF EXISTS {business} WITH (FORCE)")
@@ -128,7 +118,7 @@ def _secrets_of(site: Site) -> list[str]:
 
 def _hub_tables(site: Site) -> list[str]:
     if site.kind == "mariadb":
-        return [str(r[0]) for r in _maria(f"SHOW TABLES FROM {site.hub_database}")]
+        return [str(r[0]) for r in maria_admin(f"SHOW TABLES FROM {site.hub_database}")]
     return [str(r[0]) for r in _pg(site.hub_database, "SELECT tablename FROM pg_tables "
                                    "WHERE schemaname = 'public'")]
 
@@ -136,7 +126,7 @@ def _hub_tables(site: Site) -> list[str]:
 def _login_state(site: Site) -> list[tuple[Any, ...]]:
     """The login's stored password, settings and roles as the server keeps them."""
     if site.kind == "mariadb":
-        return _maria(f"SELECT Priv FROM mysql.global_priv WHERE User = '{site.login}'")
+        return maria_admin(f"SELECT Priv FROM mysql.global_priv WHERE User = '{site.login}'")
     return pg_admin("SELECT rolpassword, rolsuper, rolcreaterole FROM pg_authid "
                     f"WHERE rolname = '{site.login}'") + pg_admin(
         "SELECT setdatabase, setrole, setconfig FROM pg_db_role_setting")

@@ -24,27 +24,17 @@ from hub.outside.db_odbc import OdbcDriver
 from shared.errors import JobFailed
 from tests.hub.conftest import AUTH, HubProcess
 from tests.hub.test_database import MARIA_ODBC, PG_ODBC
-from tests.servers import pg_admin
+from tests.servers import maria_admin, pg_admin
 
 URLS = {"postgresql": f"odbc:{PG_ODBC}", "mariadb": f"odbc:{MARIA_ODBC}"}
 SLEEP = {"postgresql": "SELECT pg_sleep(30) AS {marker}",
          "mariadb": "SELECT SLEEP(30) AS {marker}"}
 
 
-def _maria_rows(sql: str) -> list[tuple[Any, ...]]:
-    conn = pyodbc.connect(MARIA_ODBC, autocommit=True, timeout=10)
-    try:
-        cursor = conn.cursor()
-        cursor.execute(sql)
-        return [tuple(r) for r in cursor.fetchall()] if cursor.description else []
-    finally:
-        conn.close()
-
-
 def _running(kind: str, marker: str) -> int:
     """How many statements with ``marker`` in their text the server is running."""
     if kind == "mariadb":
-        rows = _maria_rows("SELECT COUNT(*) FROM information_schema.processlist "
+        rows = maria_admin("SELECT COUNT(*) FROM information_schema.processlist "
                            f"WHERE info LIKE '%{marker}%' AND info NOT LIKE '%processlist%'")
     else:
         rows = pg_admin("SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'active' AND "
@@ -67,8 +57,8 @@ def test_the_mariadb_connector_never_sends_a_file(tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("never-sent\n")
     table = f"wj_infile_{os.urandom(4).hex()}"
-    _maria_rows("SET GLOBAL local_infile = 1")
-    _maria_rows(f"CREATE TABLE {table} (v TEXT)")
+    maria_admin("SET GLOBAL local_infile = 1")
+    maria_admin(f"CREATE TABLE {table} (v TEXT)")
     load = f"LOAD DATA LOCAL INFILE '{secret}' INTO TABLE {table}"
     try:
         driver = OdbcDriver(MARIA_ODBC)
@@ -79,16 +69,16 @@ def test_the_mariadb_connector_never_sends_a_file(tmp_path: Path) -> None:
         finally:
             conn.close()
         assert driver.local_files_refused is True
-        assert _maria_rows(f"SELECT COUNT(*) FROM {table}") == [(0,)]
+        assert maria_admin(f"SELECT COUNT(*) FROM {table}") == [(0,)]
         # The same server and table take the file from a connector left as it comes.
         plain = pyodbc.connect(MARIA_ODBC, autocommit=True, timeout=10)
         try:
             plain.cursor().execute(load)
         finally:
             plain.close()
-        assert _maria_rows(f"SELECT v FROM {table}") == [("never-sent",)]
+        assert maria_admin(f"SELECT v FROM {table}") == [("never-sent",)]
     finally:
-        _maria_rows(f"DROP TABLE IF EXISTS {table}")
+        maria_admin(f"DROP TABLE IF EXISTS {table}")
 
 
 def _using(kind: str, body: Callable[[Database], Any]) -> None:
@@ -167,10 +157,10 @@ def business_login(request: pytest.FixtureRequest) -> Iterator[str]:
     ends its statements only as it would a real business login's."""
     kind, login = str(request.param), f"wjp_{os.urandom(4).hex()}"
     if kind == "mariadb":
-        _maria_rows(f"CREATE USER '{login}'@'%' IDENTIFIED BY 'pw'")
-        _maria_rows(f"GRANT SELECT, INSERT, UPDATE, DELETE ON test.* TO '{login}'@'%'")
+        maria_admin(f"CREATE USER '{login}'@'%' IDENTIFIED BY 'pw'")
+        maria_admin(f"GRANT SELECT, INSERT, UPDATE, DELETE ON test.* TO '{login}'@'%'")
         yield f"odbc:{MARIA_ODBC.replace('UID=root;PWD=', f'UID={login};PWD=pw')}"
-        _maria_rows(f"DROP USER IF EXISTS '{login}'@'%'")
+        maria_admin(f"DROP USER IF EXISTS '{login}'@'%'")
         return
     pg_admin(f"CREATE ROLE {login} LOGIN PASSWORD 'pw'")
     yield f"odbc:{PG_ODBC.replace('UID=postgres', f'UID={login};PWD=pw')}"
@@ -188,8 +178,8 @@ def test_runs_that_time_out_leave_the_pool_to_the_next_job(
     # file; /dev/zero never ends), which once outlived its run and held the pool.
     # PostgreSQL has no such shape: there, two long sleeps.
     if kind == "mariadb":
-        _maria_rows(f"CREATE TABLE {marker} (v LONGTEXT)")
-        _maria_rows("SET GLOBAL local_infile = 1")
+        maria_admin(f"CREATE TABLE {marker} (v LONGTEXT)")
+        maria_admin("SET GLOBAL local_infile = 1")
         long = f"LOAD DATA LOCAL INFILE '/dev/zero' INTO TABLE {marker}"
     else:
         long = SLEEP[kind].format(marker=marker).replace("30", "60")
@@ -208,4 +198,4 @@ def test_runs_that_time_out_leave_the_pool_to_the_next_job(
         assert _gone(kind, marker)
     finally:
         if kind == "mariadb":
-            _maria_rows(f"DROP TABLE IF EXISTS {marker}")
+            maria_admin(f"DROP TABLE IF EXISTS {marker}")
