@@ -122,21 +122,21 @@ def refused_in_server_text(sql: str, dialect: Dialect, quoting: Quoting | None =
     """What ``sql`` does that a job may not, in words for the job; None when nothing.
     ``quoting`` is the server's, when the connection reported it (else every way);
     ``with_params`` says ``?`` parameters come with it."""
-    # psqlODBC writes the parameters' values into a text of several statements (it
-    # doubles quotes, not backslashes): a value could end a string and add a statement.
-    several = dialect == "postgresql" and with_params and ";" in sql
-    if not several and not _may_be_refused(sql, dialect):
+    # psqlODBC writes the parameters' values into a text it takes for several statements
+    # (it doubles quotes, not backslashes): a value could end a string and add a
+    # statement. Its own idea of where a statement ends is not the server's (e'…',
+    # $_$…$_$), so with parameters no ";" may stand before the end at all.
+    if dialect == "postgresql" and with_params and ";" in sql.rstrip().rstrip(";"):
+        return ("a ';' in a statement with ? parameters (the driver would write their "
+                "values into the text): send one statement a db.exec, with no ';' in it")
+    if not _may_be_refused(sql, dialect):
         return None
     with collector_paused():  # a long statement's tokens: many objects, no cycles
-        return _refused_in_readings(readings(sql, dialect, quoting), dialect, several)
+        return _refused_in_readings(readings(sql, dialect, quoting), dialect)
 
 
-def _refused_in_readings(all_tokens: list[list[Token]], dialect: Dialect,
-                         several: bool) -> str | None:
+def _refused_in_readings(all_tokens: list[list[Token]], dialect: Dialect) -> str | None:
     for tokens in all_tokens:
-        if several and len(_statements(tokens)) > 1:
-            return ("several statements with ? parameters (the driver would write their "
-                    "values into the text): send one statement a db.exec")
         refused = _anywhere(tokens, dialect)
         for statement in _statements(tokens):
             refused = refused or _statement_refused(statement, dialect)
@@ -145,10 +145,16 @@ def _refused_in_readings(all_tokens: list[list[Token]], dialect: Dialect,
     return None
 
 
+_BRACES = (Token("other", "{"), Token("other", "}"))
+
+
 def _statements(tokens: list[Token]) -> list[list[Token]]:
+    """The statements of a text. An ODBC escape's braces count as a boundary too: MariaDB
+    Connector/ODBC strips ``{…}`` around a statement (``{SET PASSWORD …}`` runs it), and
+    ``{call …}`` is a statement of its own."""
     out: list[list[Token]] = [[]]
     for token in tokens:
-        if token == _SEMICOLON:
+        if token == _SEMICOLON or token in _BRACES:
             out.append([])
         else:
             out[-1].append(token)

@@ -199,3 +199,20 @@ def test_runs_that_time_out_leave_the_pool_to_the_next_job(
     finally:
         if kind == "mariadb":
             maria_admin(f"DROP TABLE IF EXISTS {marker}")
+
+
+def test_the_connector_never_splits_a_text_into_statements() -> None:
+    """Its own splitting (``--x`` is a comment to it, not to the server) would let a
+    statement past the hub's reading: its MULTI_STATEMENTS option bit is taken out even
+    when the connection string sets it."""
+    plain = pyodbc.connect(f"{MARIA_ODBC};OPTION=67108864", autocommit=True, timeout=10)
+    try:
+        plain.cursor().execute("SELECT 1 AS a; SELECT 2 AS b")  # split and run: the bit works
+    finally:
+        plain.close()
+    conn = OdbcDriver(f"{MARIA_ODBC};OPTION=67108864").connect(5)
+    try:
+        with pytest.raises(pyodbc.Error):
+            conn.cursor().execute("SELECT 1 AS a; SELECT 2 AS b")
+    finally:
+        conn.close()

@@ -32,6 +32,9 @@ __all__ = ["OPTION_FILE_DIR", "business_connection_string", "local_files_refused
 
 OPTION_FILE_DIR = Path(__file__).resolve().parent
 USE_MYCNF = 65536
+# The connector's own splitting of a text into statements (its comments are not the
+# server's: "--x" is one to it) would let a statement past the hub's reading.
+MULTI_STATEMENTS = 67108864
 LOCAL_INFILE_DISABLED = "4166"  # ER_LOAD_INFILE_CAPABILITY_DISABLED
 _OPTION = re.compile(r"(?:^|;)\s*option\s*=\s*\{?(\d*)\}?\s*(?=;|$)", re.IGNORECASE)
 _NOLOCAL = re.compile(r"(?:^|;)\s*nolocalinfile\s*=[^;]*(?=;|$)", re.IGNORECASE)
@@ -46,12 +49,13 @@ def point_connector_here() -> None:
 
 def business_connection_string(conn_str: str) -> str:
     """``conn_str`` with the connector's file loading off: ``USE_MYCNF`` added to its
-    ``OPTION`` bits and ``NOLOCALINFILE=1`` in place of any value given."""
+    ``OPTION`` bits (and ``MULTI_STATEMENTS`` taken out) and ``NOLOCALINFILE=1`` in place
+    of any value given."""
     match = _OPTION.search(conn_str)
     if match is None:
         out = conn_str.rstrip().rstrip(";") + f";OPTION={USE_MYCNF}"
     else:
-        bits = int(match.group(1) or 0) | USE_MYCNF
+        bits = (int(match.group(1) or 0) | USE_MYCNF) & ~MULTI_STATEMENTS
         start = match.start() + (1 if match.group().startswith(";") else 0)
         out = conn_str[:start] + f"OPTION={bits}" + conn_str[match.end():]
     out = _NOLOCAL.sub("", out)
