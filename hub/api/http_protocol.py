@@ -20,6 +20,11 @@ one call), and Starlette parses every cookie in Python. So a request's line and 
 may take :data:`MAX_HEAD_BYTES` together, counted as the bytes come, before the parser
 sees them; past that the answer is ``SYS-431`` and the connection is closed. Browsers
 and webhook senders send a few KB.
+
+Two more ways to keep the parser busy are cut short: a request body still arriving
+when its answer has been sent (a chunked one can come in millions of tiny chunks for as
+long as the client likes) closes the connection, and a connection may have at most
+:data:`MAX_PIPELINED` requests waiting behind the one being answered.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from shared.errors import BadRequest, HeadTooLarge, WebJobsError
 __all__ = ["MAX_HEAD_BYTES", "HubHttpProtocol", "hub_http_protocol", "not_http_answer"]
 
 MAX_HEAD_BYTES = 64 * 1024
+MAX_PIPELINED = 16
 _END_OF_HEAD = b"\r\n\r\n"
 
 
@@ -57,12 +63,15 @@ class HubHttpProtocol(HttpToolsProtocol):
     _head_open = True
     _head_bytes = 0
     _head_tail = b""  # its last three bytes, for an end that spans two pieces
+    _overflowed = False  # more requests pipelined than MAX_PIPELINED: closing
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._start_header_timer()
 
     def data_received(self, data: bytes) -> None:
+        if self._overflowed:
+            return  # closing once the request being answered is: the rest goes unread
         if self._head_open:
             seen = self._head_tail + data
             end = seen.find(_END_OF_HEAD)
@@ -84,6 +93,23 @@ class HubHttpProtocol(HttpToolsProtocol):
         self._stop_header_timer()
         self._head_open, self._head_bytes, self._head_tail = False, 0, b""
         super().on_headers_complete()
+        if len(self.pipeline) > MAX_PIPELINED:
+            # Not queued: this connection is closed once the request being answered is,
+            # and what else it sent is not read.
+            self.pipeline.popleft()
+            self._overflowed = True
+            self.flow.pause_reading()
+
+    def on_response_complete(self) -> None:
+        # The request just answered is the newest one when its answer is complete (an
+        # older one, pipelined, had all its body in before the next began): its body
+        # still coming, unread, is nobody's.
+        cycle = self.cycle
+        unread = cycle is not None and cycle.response_complete and cycle.more_body
+        if (unread or self._overflowed) and not self.transport.is_closing():
+            self.transport.close()
+            return
+        super().on_response_complete()
 
     def _refuse_head(self) -> None:
         self._stop_header_timer()

@@ -80,6 +80,8 @@ _FILE_FUNCTIONS = {
         # they run SQL held in a string, which cannot be read first
         "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema", "ts_stat",
         "ts_rewrite",
+        # views and functions over the server's files
+        "pg_file_settings", "pg_hba_file_rules", "pg_ident_file_mappings", "pg_current_logfile",
     }),
     "mariadb": frozenset({"load_file", "sys_exec", "sys_eval",
                           "execute_prepared_stmt"}),  # sys's: it runs SQL held in a string
@@ -117,6 +119,9 @@ def _may_be_refused(sql: str, dialect: Dialect) -> bool:
     return any(word in lowered for word in _NEEDED_WORDS + _NEEDED_BY_DIALECT[dialect])
 
 
+_DOLLAR_THEN_PARAMETER = re.compile(r"\$[A-Za-z0-9_\x80-\U0010FFFF]*\?")
+
+
 def refused_in_server_text(sql: str, dialect: Dialect, quoting: Quoting | None = None,
                            with_params: bool = False) -> str | None:
     """What ``sql`` does that a job may not, in words for the job; None when nothing.
@@ -129,6 +134,10 @@ def refused_in_server_text(sql: str, dialect: Dialect, quoting: Quoting | None =
     if dialect == "postgresql" and with_params and ";" in sql.rstrip().rstrip(";"):
         return ("a ';' in a statement with ? parameters (the driver would write their "
                 "values into the text): send one statement a db.exec, with no ';' in it")
+    # psqlODBC sends each ? as $1, $2…: after a "$" or a "$tag" that opens a dollar quote
+    # the server reads and the hub did not.
+    if dialect == "postgresql" and with_params and _DOLLAR_THEN_PARAMETER.search(sql):
+        return "a ? right after '$' (the driver makes $? the start of a dollar quote)"
     if not _may_be_refused(sql, dialect):
         return None
     with collector_paused():  # a long statement's tokens: many objects, no cycles
@@ -283,7 +292,7 @@ def _statement_refused(statement: list[Token], dialect: Dialect) -> str | None:
     if verb == "reset" and (words[1:2] in (["role"], ["session_authorization"])
                             or words[1:3] == ["session", "authorization"]):
         return f"RESET {' '.join(words[1:3]).upper()} ({_LOGIN_CHANGE})"
-    if dialect == "postgresql" and (verb == "discard" or (verb == "reset" and (
+    if dialect == "postgresql" and (words[:2] == ["discard", "all"] or (verb == "reset" and (
             words[1:2] == ["all"] or _names_hub_setting(statement)))):
         return f"{verb.upper()} (it would clear the hub's webhub.* settings)"
     if dialect == "postgresql" and "update" in words and "pg_settings" in [

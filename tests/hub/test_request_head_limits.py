@@ -68,3 +68,41 @@ def test_a_48_mb_header_does_not_hold_the_loop(head_hub: HubProcess) -> None:
         for _ in range(3):
             _raw(head_hub, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"v" * 48_000_000)
     assert max(watcher.waits) < 1.0, sorted(watcher.waits)[-3:]
+
+
+def _open(hub: HubProcess) -> socket.socket:
+    host, port = hub.url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def test_a_body_still_coming_after_the_answer_closes_the_connection(
+        head_hub: HubProcess) -> None:
+    """A chunked body to a route that answers without reading it: the client could keep
+    the parser busy with tiny chunks for ever; the connection is closed instead."""
+    with _open(head_hub) as sock:
+        sock.sendall(b"POST /api/nope HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 404")
+        closed = False
+        for _ in range(200):  # at most 200 sends of 60 KB of 1-byte chunks
+            try:
+                sock.sendall(b"1\r\na\r\n" * 10_000)
+                sock.settimeout(0.05)
+                if sock.recv(1024) == b"":
+                    closed = True
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                closed = True
+                break
+        assert closed
+
+
+def test_a_connection_holds_few_pipelined_requests(head_hub: HubProcess) -> None:
+    with _open(head_hub) as sock:
+        sock.sendall(b"GET /api/webjobs/health HTTP/1.1\r\nHost: x\r\n\r\n" * 2000)
+        answers = b""
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                answers += chunk
+    assert answers.count(b"HTTP/1.1 200") <= 20, answers.count(b"HTTP/1.1 200")

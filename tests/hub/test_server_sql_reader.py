@@ -258,9 +258,28 @@ def test_the_servers_own_quoting_reads_harmless_sql_as_harmless(
     "SELECT E? AS a, '; INSERT INTO t VALUES (1); --' AS b, $_$;x$_$ AS c",
 ])
 def test_a_semicolon_with_parameters_is_refused_on_postgresql(sql: str) -> None:
+    # (see below for ? after $)
     """psqlODBC writes ``?`` values into a text it takes for several statements,
     doubling quotes but not backslashes: ``E?`` then takes a value that ends the string
     and adds a statement. So with parameters no ``;`` may stand before the end."""
     assert refused_in_server_text(sql, "postgresql", Quoting(False), with_params=True)
     assert refused_in_server_text("SELECT ? AS a;", "postgresql", Quoting(False),
                                   with_params=True) is None
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT $? AS x, $$, $1::text AS p, set_config('webhub.userstaffid', '8', false) AS y, $$",
+    "SELECT $a? AS x, $a$, $1::text AS p, set_config('role', 'x', false) AS y, $a$",
+])
+def test_a_parameter_right_after_a_dollar_is_refused_on_postgresql(sql: str) -> None:
+    """psqlODBC sends ``?`` as ``$1``: ``$?`` reaches the server as ``$$1``, the start of
+    a dollar quote the hub did not read (a fifth pass)."""
+    assert refused_in_server_text(sql, "postgresql", Quoting(False), with_params=True)
+    assert refused_in_server_text("SELECT ? AS a, '$' AS b", "postgresql", Quoting(False),
+                                  with_params=True) is None
+
+
+def test_only_discard_all_clears_the_hubs_settings() -> None:
+    assert refused_in_server_text("DISCARD ALL", "postgresql", Quoting(False))
+    for harmless in ("DISCARD TEMP", "DISCARD PLANS"):
+        assert refused_in_server_text(harmless, "postgresql", Quoting(False)) is None

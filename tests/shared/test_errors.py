@@ -33,6 +33,7 @@ TREE = {
     "SYS-404": ("NotFound", 404),
     "SYS-413": ("BodyTooLarge", 413),
     "SYS-408": ("BodyStalled", 408),
+    "SYS-431": ("HeadTooLarge", 431),
     "SYS-429": ("TooManyRequests", 429),
     "SYS-500": ("InternalError", 500),
     "SYS-503": ("StoreUnavailable", 503),
