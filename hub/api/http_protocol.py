@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
@@ -42,7 +43,9 @@ __all__ = ["MAX_HEAD_BYTES", "HubHttpProtocol", "hub_http_protocol", "not_http_a
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_PIPELINED = 16
-_END_OF_HEAD = b"\r\n\r\n"
+# A head ends at its first empty line (httptools takes bare LFs too); empty lines before
+# a request line are skipped, never taken for that end.
+_END_OF_HEAD = re.compile(rb"\n\r?\n")
 
 
 def not_http_answer(failure: WebJobsError | None = None) -> bytes:
@@ -74,8 +77,9 @@ class HubHttpProtocol(HttpToolsProtocol):
             return  # closing once the request being answered is: the rest goes unread
         if self._head_open:
             seen = self._head_tail + data
-            end = seen.find(_END_OF_HEAD)
-            taken = len(data) if end < 0 else end + len(_END_OF_HEAD) - len(self._head_tail)
+            start = len(seen) - len(seen.lstrip(b"\r\n")) if self._head_bytes == 0 else 0
+            end = _END_OF_HEAD.search(seen, start)
+            taken = len(data) if end is None else end.end() - len(self._head_tail)
             if self._head_bytes + taken > MAX_HEAD_BYTES:
                 self._refuse_head()
                 return

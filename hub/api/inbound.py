@@ -41,6 +41,7 @@ __all__ = [
 
 BODY_IDLE_S = 30.0  # how long a request body may go without a byte before it is refused
 FORM = "application/x-www-form-urlencoded"
+MULTIPART = "multipart/form-data"
 
 
 @dataclass
@@ -145,9 +146,11 @@ async def read_inbound(request: Request, max_body: int, address: str) -> Inbound
     if request.method not in ("GET", "HEAD"):
         body = await read_body(request, max_body)
         ctype = media_type(request)
-        if len(body) > OFF_LOOP_BYTES and (_is_json(ctype) or ctype == FORM):
+        if len(body) > OFF_LOOP_BYTES and (_is_json(ctype) or ctype in (FORM, MULTIPART)):
             # Parsed in a process of its own and never built here (see json_bodies).
-            params = await params_off_process(body, params, flags, form=ctype == FORM)
+            params = await params_off_process(
+                body, params, flags, form=ctype == FORM,
+                multipart=request.headers.get("content-type", "") if ctype == MULTIPART else "")
         else:
             posted = split_flags(await _body_params(request, body), flags)
             params = {**params, **posted} if isinstance(posted, dict) else posted

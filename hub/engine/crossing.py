@@ -20,6 +20,10 @@ _CODES = frozenset({"JOB-001", "JOB-002", "JOB-003", "JOB-004"})
 _TYPES = frozenset({"json", "html", "text", "csv", "pdf", "file", "redirect", "raw"})
 _ENCODINGS = frozenset({"utf8", "base64", "base64url"})
 UNREADABLE = {"ok": False, "code": "JOB-001", "message": "The job's outcome could not be read"}
+# A response's headers: the hub, Starlette and uvicorn each handle every one of them on
+# the event loop (a million took seconds), and no HTTP client wants more.
+MAX_RESPONSE_HEADERS = 100
+MAX_RESPONSE_HEADER_BYTES = 64 * 1024
 
 
 def log_line(item: Any) -> list[Any] | None:
@@ -78,6 +82,12 @@ def _success(meta: dict[str, Any]) -> dict[str, Any]:
             or meta.get("encoding") not in _ENCODINGS or not isinstance(headers, dict)
             or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
         return dict(UNREADABLE)
+    size = sum(len(k) + len(v) for k, v in headers.items())
+    if len(headers) > MAX_RESPONSE_HEADERS or size > MAX_RESPONSE_HEADER_BYTES:
+        return {"ok": False, "code": "JOB-001",
+                "message": f"The job's response has {len(headers)} headers ({size} characters)"
+                           f": at most {MAX_RESPONSE_HEADERS}, {MAX_RESPONSE_HEADER_BYTES // 1024}"
+                           " KB in all"}
     out = {k: meta[k] for k in ("ok", "type", "format", "status", "encoding")}
     out["headers"] = headers
     if isinstance(meta.get("filename"), str):

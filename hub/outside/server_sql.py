@@ -94,7 +94,7 @@ _CONFIG_REFUSED = ("role", "session_authorization", "webhub.")
 # function's name): a statement with none of them is not read at all. A bulk INSERT or
 # a plain SELECT costs a lower-casing and a few substring searches, not a reading.
 _NEEDED_WORDS = (
-    "grant", "revoke", "load", "password", "role", "authorization", "webhub", "reassign",
+    "{", "grant", "revoke", "load", "password", "role", "authorization", "webhub", "reassign",
     "user", "group", "login", "default", "owned", "database", "system", "server",
     "foreign", "subscription", "tablespace", "extension", "language", "function",
     "procedure", "package", "event", "routine",
@@ -187,6 +187,9 @@ def _anywhere(tokens: list[Token], dialect: Dialect) -> str | None:
     into_targets = _into_targets(tokens) if dialect == "mariadb" else set()
     count = len(tokens)
     for index, (kind, text) in enumerate(tokens):
+        if (kind, text) in (("other", "{"), ("other", "}")):
+            return ("ODBC escapes ({fn …}, {oj …}, …): the driver rewrites them before the "
+                    "server reads the text; write plain SQL")
         if kind == "uescape":
             return ("U&\"…\" and U&'…' (Unicode escapes could spell any name): write the "
                     "characters themselves")
@@ -244,7 +247,8 @@ def _mariadb_anywhere(tokens: list[Token], index: int, into_target: bool) -> str
 def _is_hub_variable(tokens: list[Token], index: int) -> bool:
     """``@webhub_…`` at ``index``, however its name is quoted."""
     token = tokens[index]
-    return token.kind == "uservar" and token.text.startswith("webhub_")
+    # A quoted name's backslash escapes are the server's to read ('web\\hub_…' is it).
+    return token.kind == "uservar" and (token.text.startswith("webhub_") or "\\" in token.text)
 
 
 def _assigned(tokens: list[Token], index: int) -> bool:
@@ -361,15 +365,38 @@ def _set_refused(statement: list[Token], rest: list[str], dialect: Dialect) -> s
             refused = _statement_refused(statement[at + 1:], dialect)
             if refused:
                 return refused
-    at = 1  # the SET's target: after SESSION/LOCAL/GLOBAL; a user variable's @ is none
-    while at < len(statement) - 1 and statement[at].kind == "word" \
-            and statement[at].text in _SET_MODIFIERS:
+    for item in _set_items(statement):  # MariaDB takes PASSWORD, ROLE… as any item
+        refused = _set_item_refused(item, dialect)
+        if refused:
+            return refused
+    return None
+
+
+def _set_items(statement: list[Token]) -> list[list[Token]]:
+    """A SET statement's items: its tokens after SET, split at top-level commas."""
+    items: list[list[Token]] = [[]]
+    depth = 0
+    for token in statement[1:]:
+        if token == _OPEN:
+            depth += 1
+        elif token == Token("other", ")"):
+            depth = max(depth - 1, 0)
+        if token == _COMMA and depth == 0:
+            items.append([])
+        else:
+            items[-1].append(token)
+    return items
+
+
+def _set_item_refused(item: list[Token], dialect: Dialect) -> str | None:
+    at = 0  # the target: after SESSION/LOCAL/GLOBAL; a user variable is none
+    while at < len(item) - 1 and item[at].kind == "word" and item[at].text in _SET_MODIFIERS:
         at += 1
-    target = statement[at] if at < len(statement) else NOTHING
+    target = item[at] if at < len(item) else NOTHING
     if target.kind not in ("word", "name"):
         return None
     name = target.text.lower()
-    following = statement[at + 1].text.lower() if at + 1 < len(statement) else ""
+    following = item[at + 1].text.lower() if at + 1 < len(item) else ""
     if name == "default" and following == "role":
         return f"SET DEFAULT ROLE ({_LOGIN_CHANGE})"
     if name in _SET_TARGETS:

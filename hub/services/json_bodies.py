@@ -17,9 +17,13 @@ import asyncio
 import gc
 import json
 import multiprocessing
+from collections.abc import AsyncGenerator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 from urllib.parse import parse_qsl
+
+from starlette.datastructures import Headers
+from starlette.formparsers import MultiPartParser
 
 from hub.engine.model import JsonParams
 from hub.history.record import bound_params
@@ -117,17 +121,35 @@ def split_flags(params: Any, flags: dict[str, str]) -> Any:
     return params
 
 
-def parse_large_body(body: bytes, query: dict[str, Any], form: bool = False) -> tuple[
-        str | None, dict[str, str], bytes | None, Any]:
+def parse_multipart(body: bytes, content_type: str) -> dict[str, Any]:
+    """A ``multipart/form-data`` body's text fields (files are left out)."""
+    async def stream() -> AsyncGenerator[bytes, None]:
+        yield body
+
+    parser = MultiPartParser(Headers({"content-type": content_type}), stream())
+    try:
+        form = asyncio.run(parser.parse())
+    except Exception:
+        raise BadRequest("The multipart form could not be read") from None
+    try:
+        return collect_pairs([(clean_text(k), clean_text(v)) for k, v in form.multi_items()
+                              if isinstance(v, str)])
+    finally:
+        asyncio.run(form.close())
+
+
+def parse_large_body(body: bytes, query: dict[str, Any], form: bool = False,
+                     multipart: str = "") -> tuple[str | None, dict[str, str], bytes | None, Any]:
     """In a parser process: (the refusal or None, the engine flags, the parameters'
     JSON text when it is not ``body`` as sent, their bounded preview). ``form``: an
-    urlencoded body rather than JSON."""
+    urlencoded body rather than JSON; ``multipart``: a multipart one's Content-Type."""
     # Millions of containers made at once set off the cyclic collector again and again,
     # each pass over everything made so far: the parse grows with the square of the
     # body. A parsed body holds no cycle, so the collector waits until it is built.
     gc.disable()
     try:
-        data = parse_form(body) if form else parse_exact_json(body)
+        data = (parse_multipart(body, multipart) if multipart else parse_form(body) if form
+                else parse_exact_json(body))
     except BadRequest as exc:
         return exc.message, {}, None, None
     finally:
@@ -136,7 +158,7 @@ def parse_large_body(body: bytes, query: dict[str, Any], form: bool = False) -> 
     cleaned = clean_json(data) if may_hold_lone_surrogate(body) else data
     posted = split_flags(cleaned, flags)
     params = {**query, **posted} if isinstance(posted, dict) else posted
-    as_sent = (not form and cleaned is data and not flags and not query
+    as_sent = (not form and not multipart and cleaned is data and not flags and not query
                and not (body[:4].count(0) or body[:3] == b"\xef\xbb\xbf"
                         or body[:2] in (b"\xff\xfe", b"\xfe\xff")))
     text = None if as_sent else json.dumps(
@@ -154,13 +176,13 @@ def _parsers() -> ProcessPoolExecutor:
     return _pool
 
 
-async def params_off_process(body: bytes, query: dict[str, Any],
-                             flags: dict[str, str], form: bool = False) -> JsonParams:
-    """A large JSON (or ``form``) body's parameters, parsed in a parser process; its
-    engine flags go into ``flags``. HUB-001 for what :func:`parse_json` refuses."""
+async def params_off_process(body: bytes, query: dict[str, Any], flags: dict[str, str],
+                             form: bool = False, multipart: str = "") -> JsonParams:
+    """A large JSON (``form``, ``multipart``) body's parameters, parsed in a parser
+    process; its engine flags go into ``flags``. HUB-001 for what the parse refuses."""
     loop = asyncio.get_running_loop()
     refusal, found, text, preview = await loop.run_in_executor(
-        _parsers(), parse_large_body, body, query, form)
+        _parsers(), parse_large_body, body, query, form, multipart)
     if refusal is not None:
         raise BadRequest(refusal)
     flags.update(found)

@@ -179,6 +179,7 @@ def _login_probes(site: Site) -> list[str]:
             "XA START 'held'",
             "/*!999999 /* */ ' */ SET PASSWORD = PASSWORD('stolen') -- '",
             "SELECT 1, 9 INTO @a.b, @webhub_userstaffid",
+            "SET @a=1, PASSWORD = PASSWORD('stolen')",
         ]
     return [
         "ALTER ROLE CURRENT_USER PASSWORD 'stolen'",
@@ -205,6 +206,7 @@ def _login_probes(site: Site) -> list[str]:
         "SET U&\"webhub.userstaffid\" = '9'", "RESET ALL",
         "SELECT word FROM ts_stat('SELECT set_config(''webhub.userstaffid'', ''9'', false)"
         "::tsvector')",
+        "{oj ALTER ROLE CURRENT_USER PASSWORD 'stolen'}",
     ]
 
 

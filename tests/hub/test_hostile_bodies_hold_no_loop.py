@@ -51,9 +51,16 @@ def _numbers(size: int) -> tuple[bytes, str]:
     return b"[" + b"1," * (size // 2 - 1) + b"1]", "application/json"
 
 
+def _multipart_slow(size: int) -> tuple[bytes, str]:
+    """One file part whose every line almost ends it: python-multipart's slow path."""
+    head = b'--a\r\nContent-Disposition: form-data; name="f"; filename="x"\r\n\r\n'
+    return head + b"\r\n--aX" * ((size - 200) // 6) + b"\r\n--a--\r\n", \
+        "multipart/form-data; boundary=a"
+
+
 BODIES: dict[str, Callable[[int], tuple[bytes, str]]] = {
     "form": _form, "wide-json": _wide_json, "chained-json": _chained_json,
-    "numbers-json": _numbers, "multipart": _multipart,
+    "numbers-json": _numbers, "multipart": _multipart, "multipart-slow": _multipart_slow,
 }
 
 

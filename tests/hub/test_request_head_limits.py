@@ -106,3 +106,17 @@ def test_a_connection_holds_few_pipelined_requests(head_hub: HubProcess) -> None
             while chunk := sock.recv(65536):
                 answers += chunk
     assert answers.count(b"HTTP/1.1 200") <= 20, answers.count(b"HTTP/1.1 200")
+
+
+def test_empty_lines_before_a_request_are_no_end_of_its_head(head_hub: HubProcess) -> None:
+    """httptools skips empty lines before a request line: they never end the count."""
+    answer = _raw(head_hub, b"\r\n\r\nGET /api/webjobs/public_sink HTTP/1.1\r\nHost: x\r\n"
+                            b"X-Big: " + b"v" * 100_000)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:100]
+
+
+def test_a_bare_lf_head_is_answered_as_not_http(head_hub: HubProcess) -> None:
+    """httptools takes no bare-LF head: its end is still found by the count, and the
+    parser's refusal is the hub's JSON HUB-001."""
+    answer = _raw(head_hub, b"GET /api/webjobs/health HTTP/1.1\nHost: x")
+    assert answer.startswith(b"HTTP/1.1 400") and b'"code": "HUB-001"' in answer

@@ -201,6 +201,9 @@ BYPASSES: dict[Dialect, list[str]] = {
         # a fourth: the connector strips an ODBC escape's braces
         "{SET PASSWORD = PASSWORD('pw2')}", "{XA START 'x'}", "{KILL QUERY 1}",
         "{call p(@webhub_userstaffid)}",
+        # a sixth: every item of a SET list; a quoted name's backslash escapes
+        "SET @a=1, PASSWORD = PASSWORD('pw2')", "SET @a=1, DEFAULT ROLE r",
+        "SET @'web\\hub_userstaffid' = '9'",
     ],
     "postgresql": [
         "/* /* */ ' */ ALTER ROLE CURRENT_USER PASSWORD 'pw2' -- '",  # comments nest
@@ -219,6 +222,10 @@ BYPASSES: dict[Dialect, list[str]] = {
         # a third
         "SELECT word FROM ts_stat('SELECT set_config(''x'', ''9'', false)::tsvector')",
         "SELECT ts_rewrite('a'::tsquery, 'SELECT 1')",
+        # a sixth: psqlODBC rewrites ODBC escapes ({oj …} goes, {fn x glues names)
+        "{oj ALTER ROLE CURRENT_USER PASSWORD 'pw2'}",
+        "ALTER {fn ROLE/**/ xCURRENT_USER SET work_mem = '5MB'",
+        "SELECT set_{fn config('webhub.userstaffid','9',false)} AS a",
     ],
 }
 
