@@ -12,6 +12,7 @@ from shared.text import (
     REPLACEMENT,
     clean_json,
     clean_text,
+    json_text_deeper_than,
     loads_json,
     may_hold_lone_surrogate,
     nesting_depth,
@@ -104,3 +105,33 @@ def test_utf16_json_bytes_are_walked() -> None:
     assert may_hold_lone_surrogate('"\ud800"'.encode("utf-16-le", "surrogatepass"))
     assert may_hold_lone_surrogate(b'{"a":"\\ud800"}')
     assert not may_hold_lone_surrogate('{"a":"é"}'.encode())
+
+
+# ---------------------------------------------------------------- depth, read from the text
+
+
+@given(value=JSON_VALUES, depth=st.integers(0, 12))
+def test_the_depth_read_from_the_text_is_the_parsed_values(value: object, depth: int) -> None:
+    """Strings holding brackets, quotes and escapes included: the text's reading agrees
+    with a walk of the parsed value, as str, as UTF-8 and as UTF-16 bytes."""
+    text = json.dumps(value)
+    expected = nesting_depth(value) > depth
+    assert json_text_deeper_than(text, depth) is expected
+    assert json_text_deeper_than(text.encode(), depth) is expected
+    assert json_text_deeper_than(text.encode("utf-16"), depth) is expected
+
+
+@pytest.mark.parametrize("text", [
+    r'["\\"]', r'{"a[": "]{\"["}', "[" * 5 + "]" * 5,
+    "[" + "[" * 30 + "1" + "]" * 30 + "," + ("[" * 30 + "1" + "]" * 30 + ",") * 300 + "1]",
+])
+def test_brackets_in_strings_do_not_count_and_chains_do(text: str) -> None:
+    """Long chains shrink little a pass: the rest is read from the runs of brackets."""
+    for depth in (3, 7, 31, 32, 40):
+        assert json_text_deeper_than(text, depth) is (nesting_depth(json.loads(text)) > depth)
+
+
+@pytest.mark.parametrize("text", ["]]]]]]]][[[[[[[[", "[[[[[[[[[" + "]" * 3, "}{" * 10,
+                                  "]" + ("[" * 30 + "1" + "]" * 30 + ",") * 300])
+def test_text_that_is_not_json_is_left_to_the_parser(text: str) -> None:
+    assert json_text_deeper_than(text, 2) is False or text.count("[") > text.count("]")
