@@ -119,6 +119,8 @@ def _may_be_refused(sql: str, dialect: Dialect) -> bool:
     return any(word in lowered for word in _NEEDED_WORDS + _NEEDED_BY_DIALECT[dialect])
 
 
+_ODBC_ESCAPE = re.compile(r"\{\s*(?:\?|(?:d|t|ts|fn|oj|call|escape|interval|guid)\b)",
+                          re.IGNORECASE)
 _DOLLAR_THEN_PARAMETER = re.compile(r"\$[A-Za-z0-9_\x80-\U0010FFFF]*\?")
 
 
@@ -138,6 +140,12 @@ def refused_in_server_text(sql: str, dialect: Dialect, quoting: Quoting | None =
     # the server reads and the hub did not.
     if dialect == "postgresql" and with_params and _DOLLAR_THEN_PARAMETER.search(sql):
         return "a ? right after '$' (the driver makes $? the start of a dollar quote)"
+    # psqlODBC rewrites ODBC escapes ({d '…'}, {fn …}) by its own lexing, which is not
+    # the server's (it takes e'…' for a plain string): one rewritten where the server
+    # sees a string shifts every quote after it. Refused wherever it stands.
+    if dialect == "postgresql" and _ODBC_ESCAPE.search(sql):
+        return ("an ODBC escape ({d …}, {fn …}, …): the driver rewrites it before the server "
+                "reads the text, even inside a string; write plain SQL")
     if not _may_be_refused(sql, dialect):
         return None
     with collector_paused():  # a long statement's tokens: many objects, no cycles

@@ -207,6 +207,7 @@ def _login_probes(site: Site) -> list[str]:
         "SELECT word FROM ts_stat('SELECT set_config(''webhub.userstaffid'', ''9'', false)"
         "::tsvector')",
         "{oj ALTER ROLE CURRENT_USER PASSWORD 'stolen'}",
+        "SELECT e'\\'\\{d '2020-01-01'} AS a; ALTER ROLE CURRENT_USER PASSWORD $$stolen$$ --'",
     ]
 
 

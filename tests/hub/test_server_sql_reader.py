@@ -154,11 +154,12 @@ SHAPES = {
 
 
 def _seconds(sql: str, dialect: Dialect) -> float:
+    # The thread's own CPU time: what other processes on a busy machine do is left out.
     best = float("inf")
     for _ in range(2):
-        started = time.perf_counter()
+        started = time.thread_time()
         refused_in_server_text(sql, dialect)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.thread_time() - started)
     return best
 
 
@@ -226,6 +227,9 @@ BYPASSES: dict[Dialect, list[str]] = {
         "{oj ALTER ROLE CURRENT_USER PASSWORD 'pw2'}",
         "ALTER {fn ROLE/**/ xCURRENT_USER SET work_mem = '5MB'",
         "SELECT set_{fn config('webhub.userstaffid','9',false)} AS a",
+        # a seventh: psqlODBC takes e'…' for a plain string and rewrites {d …} in it
+        "SELECT e'\\'\\{d '2020-01-01'} AS a; ALTER ROLE CURRENT_USER PASSWORD $$x$$ --'",
+        "SELECT '{ fn x}' AS a",
     ],
 }
 
@@ -238,6 +242,8 @@ HARMLESS: dict[Dialect, list[tuple[str, Quoting]]] = {
                                           Quoting(True)),
                 ("SELECT price */* grant discount */ 2 AS x FROM t", Quoting(True))],
     "postgresql": [("INSERT INTO docs VALUES ('C:\\temp\\', 'how to grant access')",
+                    Quoting(False)),
+                   ("INSERT INTO t VALUES ('{\"a\": 1}'::jsonb, '{1,2,3}'::int[])",
                     Quoting(False)),
                    ("/* outer /* inner */ grant */ SELECT 1", Quoting(False)),
                    ("SELECT set_config('myapp.tenant', ?, true)", Quoting(False))],
