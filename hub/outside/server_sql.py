@@ -103,7 +103,8 @@ _NEEDED_BY_DIALECT: dict[Dialect, tuple[str, ...]] = {
     "postgresql": ("copy", "import", "set_config", "pg_", "lo_", "dblink", "query_to",
                    "transaction", "u&", "reset", "discard", "ts_stat", "ts_rewrite"),
     "mariadb": ("schema", "prepare", "execute", "deallocate", "kill", "shutdown", "install",
-                "atomic", "immediate", "outfile", "dumpfile", "sys_"),
+                "atomic", "immediate", "outfile", "dumpfile", "sys_", "federated", "connect",
+                "spider"),
     "other": ("open", "xp_"),
 }
 # Short verbs, as whole words: DO (PostgreSQL), XA (MariaDB). A compound statement
@@ -320,8 +321,21 @@ def _names_hub_setting(statement: list[Token]) -> bool:
                for t in statement[1:3])
 
 
+_OTHER_SERVER_ENGINES = frozenset({"federated", "federatedx", "connect", "spider"})
+
+
 def _mariadb_statement(statement: list[Token], words: list[str]) -> str | None:
     verb = words[0]
+    if verb in ("create", "alter") and _engine_elsewhere(statement):
+        return "a table ENGINE that reaches another server or files (FEDERATED, CONNECT, SPIDER)"
+    if verb == "create" and "trigger" in words[1:4] and ["each", "row"] in (
+            words[i:i + 2] for i in range(len(words))):
+        # A trigger's body is one statement (or a compound one): read it as such too.
+        body = _trigger_body(statement)
+        if body:
+            refused = _statement_refused(body, "mariadb")
+            if refused:
+                return f"{refused}, in a trigger's body"
     labelled = len(statement) > 1 and statement[1] == Token("other", ":")
     if (verb in _COMPOUND and not (verb == "begin" and words[1:2] in ([], ["work"])))\
             or labelled:
@@ -331,6 +345,27 @@ def _mariadb_statement(statement: list[Token], words: list[str]) -> str | None:
     if verb == "call" and any(_is_hub_variable(statement, i) for i in range(len(statement))):
         return "@webhub_… in a CALL (an OUT parameter would set the hub's staff id)"
     return None
+
+
+def _engine_elsewhere(statement: list[Token]) -> bool:
+    for index, token in enumerate(statement[:-1]):
+        if token == Token("word", "engine"):
+            after = [t for t in statement[index + 1:index + 3] if t.text != "="]
+            if after and after[0].text.lower() in _OTHER_SERVER_ENGINES:
+                return True
+    return False
+
+
+def _trigger_body(statement: list[Token]) -> list[Token]:
+    """The tokens after ``FOR EACH ROW`` (and a FOLLOWS/PRECEDES clause)."""
+    texts = [t.text for t in statement]
+    for index in range(len(texts) - 2):
+        if texts[index:index + 3] == ["for", "each", "row"]:
+            body = statement[index + 3:]
+            if body[:1] and body[0].text in ("follows", "precedes"):
+                body = body[2:]
+            return body
+    return []
 
 
 def _verb_refused(verb: str, dialect: Dialect) -> str | None:

@@ -205,6 +205,11 @@ BYPASSES: dict[Dialect, list[str]] = {
         # a sixth: every item of a SET list; a quoted name's backslash escapes
         "SET @a=1, PASSWORD = PASSWORD('pw2')", "SET @a=1, DEFAULT ROLE r",
         "SET @'web\\hub_userstaffid' = '9'",
+        # an eighth pass's leads: a trigger's body, engines that reach other servers
+        "CREATE TRIGGER t BEFORE INSERT ON x FOR EACH ROW SET PASSWORD = PASSWORD('pw2')",
+        "CREATE TRIGGER t BEFORE INSERT ON x FOR EACH ROW FOLLOWS a SET DEFAULT ROLE NONE",
+        "CREATE TABLE f (a INT) ENGINE=FEDERATED CONNECTION='mysql://u@h/db/t'",
+        "ALTER TABLE f ENGINE = CONNECT",
     ],
     "postgresql": [
         "/* /* */ ' */ ALTER ROLE CURRENT_USER PASSWORD 'pw2' -- '",  # comments nest
@@ -240,7 +245,10 @@ HARMLESS: dict[Dialect, list[tuple[str, Quoting]]] = {
                 ("SET @role = 'admin'", Quoting(True)), ("SET @password = 'x'", Quoting(True)),
                 ("BEGIN", Quoting(True)), ("SELECT IF(a, 1, 2), CASE WHEN a THEN 1 END FROM t",
                                           Quoting(True)),
-                ("SELECT price */* grant discount */ 2 AS x FROM t", Quoting(True))],
+                ("SELECT price */* grant discount */ 2 AS x FROM t", Quoting(True)),
+                ("CREATE TRIGGER t BEFORE INSERT ON x FOR EACH ROW SET NEW.role = 'x'",
+                 Quoting(True)),
+                ("CREATE TABLE t (a INT) ENGINE=InnoDB", Quoting(True))],
     "postgresql": [("INSERT INTO docs VALUES ('C:\\temp\\', 'how to grant access')",
                     Quoting(False)),
                    ("INSERT INTO t VALUES ('{\"a\": 1}'::jsonb, '{1,2,3}'::int[])",
