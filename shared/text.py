@@ -146,8 +146,11 @@ def json_text_deeper_than(raw: str | bytes, depth: int) -> bool:
         raw = raw.encode("utf-8", "surrogatepass")
     elif raw[:4].count(0) or raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         # UTF-16 or UTF-32, which json reads too: its code units could look like quotes.
-        raw = raw.decode(json.detect_encoding(raw), "surrogatepass").encode(
-            "utf-8", "surrogatepass")
+        try:
+            raw = raw.decode(json.detect_encoding(raw), "surrogatepass").encode(
+                "utf-8", "surrogatepass")
+        except UnicodeError:
+            return False  # not text at all (gzip, say): the parser refuses it
     if raw.count(b"[") + raw.count(b"{") <= depth:
         return False
     brackets = b"".join(_outside_strings(raw.replace(b"\\\\", b"").replace(b'\\"', b"")))

@@ -23,8 +23,10 @@ and webhook senders send a few KB.
 
 Two more ways to keep the parser busy are cut short: a request body still arriving
 when its answer has been sent (a chunked one can come in millions of tiny chunks for as
-long as the client likes) closes the connection, and a connection may have at most
-:data:`MAX_PIPELINED` requests waiting behind the one being answered.
+long as the client likes) closes the connection, a connection may have at most
+:data:`MAX_PIPELINED` requests waiting behind the one being answered, and one whose
+answer its client stops reading for :data:`WRITE_STALL_S` is dropped (the answer would
+stay in memory, whole, for as long as the client liked).
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ __all__ = ["MAX_HEAD_BYTES", "HubHttpProtocol", "hub_http_protocol", "not_http_a
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_PIPELINED = 16
+# An answer its client stops reading stays in memory, whole, for as long as the client
+# keeps the socket: a connection whose writes stay paused this long is closed.
+WRITE_STALL_S = 30.0
 # A head ends at its first empty line (httptools takes bare LFs too); empty lines before
 # a request line are skipped, never taken for that end.
 _END_OF_HEAD = re.compile(rb"\n\r?\n")
@@ -124,7 +129,28 @@ class HubHttpProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_header_timer()
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
         super().connection_lost(exc)
+
+    _write_timer: asyncio.TimerHandle | None = None
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._write_timer is None:
+            self._write_timer = self.loop.call_later(WRITE_STALL_S, self._write_stalled)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
+
+    def _write_stalled(self) -> None:
+        self._write_timer = None
+        if not self.transport.is_closing():
+            self.transport.abort()  # close() would wait for the unread bytes to go
 
     def _start_header_timer(self) -> None:
         self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_late)

@@ -27,7 +27,7 @@ from starlette.formparsers import MultiPartParser
 
 from hub.engine.model import JsonParams
 from hub.history.record import bound_params
-from shared.errors import BadRequest
+from shared.errors import BadRequest, TooManyRequests
 from shared.text import (
     MAX_JSON_DEPTH,
     clean_json,
@@ -53,6 +53,9 @@ ENGINE_FLAGS = ("enableLogger", "raw", "_console", "_debug")
 # A JSON or form body over this is parsed in another process.
 OFF_LOOP_BYTES = 64 * 1024
 _PARSERS = 2  # processes; more bodies than that wait their turn, the loop never does
+# Bodies parsed or waiting for a parser at once; past it a caller is asked to come back
+# (SYS-429) rather than queued, each queued body being up to WEBJOB_MAX_BODY_MB held.
+MAX_WAITING = 8
 
 
 def parse_json(text: str | bytes, what: str = "The request body") -> Any:
@@ -167,6 +170,7 @@ def parse_large_body(body: bytes, query: dict[str, Any], form: bool = False,
 
 
 _pool: ProcessPoolExecutor | None = None
+_waiting = 0  # large bodies parsed or waiting for a parser, on this node
 
 
 def _parsers() -> ProcessPoolExecutor:
@@ -180,9 +184,17 @@ async def params_off_process(body: bytes, query: dict[str, Any], flags: dict[str
                              form: bool = False, multipart: str = "") -> JsonParams:
     """A large JSON (``form``, ``multipart``) body's parameters, parsed in a parser
     process; its engine flags go into ``flags``. HUB-001 for what the parse refuses."""
-    loop = asyncio.get_running_loop()
-    refusal, found, text, preview = await loop.run_in_executor(
-        _parsers(), parse_large_body, body, query, form, multipart)
+    global _waiting
+    if _waiting >= MAX_WAITING:
+        raise TooManyRequests("Too many large request bodies are being read; try again in a "
+                              "moment", retry_after=1)
+    _waiting += 1
+    try:
+        loop = asyncio.get_running_loop()
+        refusal, found, text, preview = await loop.run_in_executor(
+            _parsers(), parse_large_body, body, query, form, multipart)
+    finally:
+        _waiting -= 1
     if refusal is not None:
         raise BadRequest(refusal)
     flags.update(found)

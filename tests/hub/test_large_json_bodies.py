@@ -75,3 +75,27 @@ def test_a_large_multipart_form_reaches_the_job(params_hub: HubProcess) -> None:
     resp = httpx.post(f"{params_hub.url}/api/webjobs/public_params", content=body, timeout=60,
                       headers={"Content-Type": "multipart/form-data; boundary=XyZ"})
     assert resp.json() == {"big": BIG, "who": "ann"}  # raw=1 taken out, the file left out
+
+
+@pytest.mark.parametrize("size", [10, 100_000])
+def test_a_gzip_body_labelled_json_is_refused_not_a_fault(params_hub: HubProcess,
+                                                          size: int) -> None:
+    """Bytes that are not text at all (NULs at the start, then no encoding reads them)."""
+    resp = _post(params_hub, b"\x1f\x8b\x08\x00" + b"\xff" * size)
+    assert resp.status_code == 400 and resp.json()["code"] == "HUB-001", resp.text[:200]
+
+
+def test_large_bodies_past_the_parsers_queue_are_asked_to_come_back() -> None:
+    """At most MAX_WAITING large bodies are parsed or waiting at once on a node; the next
+    is SYS-429, not one more body held in memory in a queue."""
+    import asyncio
+
+    from hub.services import json_bodies
+    from shared.errors import TooManyRequests
+
+    json_bodies._waiting = json_bodies.MAX_WAITING
+    try:
+        with pytest.raises(TooManyRequests):
+            asyncio.run(json_bodies.params_off_process(b"[1]", {}, {}))
+    finally:
+        json_bodies._waiting = 0
