@@ -135,3 +135,9 @@ def test_brackets_in_strings_do_not_count_and_chains_do(text: str) -> None:
                                   "]" + ("[" * 30 + "1" + "]" * 30 + ",") * 300])
 def test_text_that_is_not_json_is_left_to_the_parser(text: str) -> None:
     assert json_text_deeper_than(text, 2) is False or text.count("[") > text.count("]")
+
+
+def test_bytes_that_are_no_text_are_left_to_the_parser() -> None:
+    """gzip sent as JSON: NULs at its start make it look UTF-16 or UTF-32, and no
+    encoding reads it; the depth reading says nothing and the parser refuses it."""
+    assert json_text_deeper_than(b"\x1f\x8b\x08\x00" + b"\xff" * 100, 2) is False
