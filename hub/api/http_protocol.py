@@ -21,9 +21,10 @@ may take :data:`MAX_HEAD_BYTES` together, counted as the bytes come, before the 
 sees them; past that the answer is ``SYS-431`` and the connection is closed. Browsers
 and webhook senders send a few KB.
 
-Two more ways to keep the parser busy are cut short: a request body still arriving
-when its answer has been sent (a chunked one can come in millions of tiny chunks for as
-long as the client likes) closes the connection, a connection may have at most
+Two more ways to keep the parser busy are cut short: a request body that goes on
+arriving after its answer has been sent (a chunked one can come in millions of tiny
+chunks for as long as the client likes) closes the connection past
+:data:`MAX_UNREAD_BODY`, a connection may have at most
 :data:`MAX_PIPELINED` requests waiting behind the one being answered, and one whose
 answer its client stops reading for :data:`WRITE_STALL_S` is dropped (the answer would
 stay in memory, whole, for as long as the client liked).
@@ -45,6 +46,7 @@ __all__ = ["MAX_HEAD_BYTES", "HubHttpProtocol", "hub_http_protocol", "not_http_a
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_PIPELINED = 16
+MAX_UNREAD_BODY = 256 * 1024
 # An answer its client stops reading stays in memory, whole, for as long as the client
 # keeps the socket: a connection whose writes stay paused this long is closed.
 WRITE_STALL_S = 30.0
@@ -72,6 +74,7 @@ class HubHttpProtocol(HttpToolsProtocol):
     _head_bytes = 0
     _head_tail = b""  # its last three bytes, for an end that spans two pieces
     _overflowed = False  # more requests pipelined than MAX_PIPELINED: closing
+    _unread_body: int | None = None  # bytes of a body that came after its answer went
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
@@ -80,6 +83,11 @@ class HubHttpProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._overflowed:
             return  # closing once the request being answered is: the rest goes unread
+        if self._unread_body is not None:  # a body whose answer has gone: nobody's
+            self._unread_body += len(data)
+            if self._unread_body > MAX_UNREAD_BODY:
+                self.transport.close()
+                return
         if self._head_open:
             seen = self._head_tail + data
             start = len(seen) - len(seen.lstrip(b"\r\n")) if self._head_bytes == 0 else 0
@@ -112,13 +120,19 @@ class HubHttpProtocol(HttpToolsProtocol):
     def on_response_complete(self) -> None:
         # The request just answered is the newest one when its answer is complete (an
         # older one, pipelined, had all its body in before the next began): its body
-        # still coming, unread, is nobody's.
+        # may still be on its way. It is read on (closing now would reset a client still
+        # sending a small body, its answer lost), up to MAX_UNREAD_BODY.
         cycle = self.cycle
-        unread = cycle is not None and cycle.response_complete and cycle.more_body
-        if (unread or self._overflowed) and not self.transport.is_closing():
+        if cycle is not None and cycle.response_complete and cycle.more_body:
+            self._unread_body = 0
+        if self._overflowed and not self.transport.is_closing():
             self.transport.close()
             return
         super().on_response_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._unread_body = None  # that body is all in
 
     def _refuse_head(self) -> None:
         self._stop_header_timer()
