@@ -9,10 +9,16 @@ from __future__ import annotations
 import time
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from hub.outside.server_sql import Dialect, Quoting, dialect_of, refused_in_server_text
+from hub.outside.server_sql import (
+    _ODBC_ESCAPE,
+    Dialect,
+    Quoting,
+    dialect_of,
+    refused_in_server_text,
+)
 
 DIALECTS: list[Dialect] = ["postgresql", "mariadb", "other"]
 
@@ -131,6 +137,9 @@ def test_any_text_is_read(dialect: Dialect, text: str) -> None:
 @pytest.mark.parametrize("dialect", DIALECTS)
 @given(text=st.text())
 def test_text_in_strings_and_comments_is_never_refused(dialect: Dialect, text: str) -> None:
+    # On PostgreSQL an ODBC escape is refused even in a string, on purpose (psqlODBC
+    # rewrites it by its own idea of strings): those texts are the one exception.
+    assume(dialect != "postgresql" or not _ODBC_ESCAPE.search(text))
     quoted = "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
     assert refused_in_server_text(f"SELECT {quoted} AS v", dialect) is None
     line = text.replace("\n", " ").replace("\r", " ")
