@@ -143,9 +143,7 @@ class HubHttpProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_header_timer()
-        if self._write_timer is not None:
-            self._write_timer.cancel()
-            self._write_timer = None
+        self._write_timer = _cancelled(self._write_timer)
         super().connection_lost(exc)
 
     _write_timer: asyncio.TimerHandle | None = None
@@ -157,9 +155,7 @@ class HubHttpProtocol(HttpToolsProtocol):
 
     def resume_writing(self) -> None:
         super().resume_writing()
-        if self._write_timer is not None:
-            self._write_timer.cancel()
-            self._write_timer = None
+        self._write_timer = _cancelled(self._write_timer)
 
     def _write_stalled(self) -> None:
         self._write_timer = None
@@ -170,9 +166,7 @@ class HubHttpProtocol(HttpToolsProtocol):
         self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_late)
 
     def _stop_header_timer(self) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
+        self._header_timer = _cancelled(self._header_timer)
 
     def _headers_late(self) -> None:
         self._header_timer = None
@@ -196,6 +190,13 @@ class HubHttpProtocol(HttpToolsProtocol):
         ])
         self.transport.write(b"".join(content))
         self.transport.close()
+
+
+def _cancelled(timer: asyncio.TimerHandle | None) -> asyncio.TimerHandle | None:
+    """Cancel ``timer`` if there is one; what its slot holds next (nothing)."""
+    if timer is not None:
+        timer.cancel()
+    return None
 
 
 def hub_http_protocol(header_timeout_s: float) -> type[HubHttpProtocol]:
