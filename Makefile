@@ -20,6 +20,8 @@ DOCS_UI := hub/api/docs_ui
 DOCS_UI_STAMP := $(DOCS_UI)/node_modules/.installed
 JSLINT := tools/jslint
 JSLINT_STAMP := $(JSLINT)/node_modules/.installed
+WORKERD := bench/workerd
+WORKERD_STAMP := $(WORKERD)/node_modules/.installed
 # The sandbox scripts `make lint` runs eslint over (rules: $(JSLINT)/eslint.config.js):
 # every one of them (the approved modules under js/modules are not ours).
 ESLINT_FILES := $(wildcard hub/engine/js/*.js hub/engine/js/web/*.js)
@@ -43,6 +45,12 @@ $(JSLINT_STAMP): $(JSLINT)/package.json $(JSLINT)/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
 	npm ci --prefix $(JSLINT) --no-audit --no-fund --silent
 	touch $(JSLINT_STAMP)
+
+# workerd, the bench's upper-bound anchor (bench only), pinned by its own lockfile.
+$(WORKERD_STAMP): $(WORKERD)/package.json $(WORKERD)/package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	npm ci --prefix $(WORKERD) --no-audit --no-fund --silent
+	touch $(WORKERD_STAMP)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c "import venv, ensurepip" 2>/dev/null || \
@@ -111,8 +119,8 @@ test: setup lint
 	$(PY) -m coverage report --skip-covered --skip-empty --sort=cover | tail -n 4
 	$(PY) -m coverage report --include='shared/*' --fail-under=100
 
-# The benchmark needs wrk (Debian package) and node (for the reference server).
-bench: setup
+# The benchmark needs wrk (Debian package), node (for the reference server) and workerd.
+bench: setup $(WORKERD_STAMP)
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 	@command -v node >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs; }
 	$(PY) bench/run_bench.py $(BENCH_ARGS)

@@ -1,9 +1,11 @@
-"""The jobs folder the hub under test serves: the reference's four jobs, unchanged, plus
-the hub-only module jobs (date-fns, a one-page pdf-lib document), each twice: as written,
-and the same text with ``Isolation: fresh`` in its header (a fresh isolate per run).
+"""The jobs folders the servers under test serve.
 
-The reference cannot run them (it has no ``require``), so they are measured on the hub only,
-warm against fresh.
+Every server that runs job files gets the plain jobs: the reference's four, unchanged, and
+the bench's own waits (``slow_api``, ``hold_io``), written in sleep_io's style. The hub also
+gets the module jobs (date-fns, a one-page pdf-lib document), each twice: as written, and
+the same text with ``Isolation: fresh`` in its header (a fresh isolate per run). The
+reference and workerd cannot run those (no ``require``), so they are measured on the hub
+only, warm against fresh.
 """
 
 import shutil
@@ -42,6 +44,13 @@ for (let i = 0; i < 20; i++) {
 return response.pdf(await pdf.save({ useObjectStreams: false }), "bench.pdf")
 """
 
+# sleep_io's text with a longer timer: slow_api is what many runs waiting on a slow outside
+# call at once look like (rows at concurrency 128); hold_io keeps 128 runs waiting long
+# enough to read the hub's memory in the middle (bench/memory_bench.py).
+SLOW_API_JOB = "await new Promise(r => setTimeout(r, 500)); return {ok:true}\n"
+HOLD_IO_JOB = "await new Promise(r => setTimeout(r, 3000)); return {ok:true}\n"
+PLAIN_JOBS: dict[str, str] = {"slow_api": SLOW_API_JOB, "hold_io": HOLD_IO_JOB}
+
 # Job name -> source; each also runs as <name>_fresh.
 MODULE_JOBS: dict[str, str] = {"date_fns": DATE_FNS_JOB, "pdf_page": PDF_PAGE_JOB}
 
@@ -64,11 +73,19 @@ def module_job_files() -> dict[str, str]:
     return files
 
 
-def fill_jobs_dir(dest: Path, reference_jobs: Path) -> Path:
-    """Copy the reference's jobs into dest and add the module jobs; returns dest."""
+def fill_plain_jobs_dir(dest: Path, reference_jobs: Path) -> Path:
+    """Copy the reference's jobs into dest and add the bench's plain jobs; returns dest."""
     dest.mkdir(parents=True, exist_ok=True)
     for path in sorted(reference_jobs.glob("*.job.js")):
         shutil.copyfile(path, dest / path.name)
+    for name, text in PLAIN_JOBS.items():
+        (dest / f"{name}.job.js").write_text(text, encoding="utf-8")
+    return dest
+
+
+def fill_jobs_dir(dest: Path, reference_jobs: Path) -> Path:
+    """The hub's jobs: the plain jobs and the module jobs, warm and fresh; returns dest."""
+    fill_plain_jobs_dir(dest, reference_jobs)
     for file_name, text in module_job_files().items():
         (dest / file_name).write_text(text, encoding="utf-8")
     return dest

@@ -1,7 +1,9 @@
-"""Benchmark the hub beside the Node worker-per-request reference and a bare FastAPI floor.
+"""Benchmark the hub beside the Node worker-per-request reference, workerd (one warm isolate,
+an upper bound), a bare FastAPI floor and the hub with one run per worker.
 
 Run from the repo root:  .venv/bin/python bench/run_bench.py [--quick] [--duration S]
-(`make bench`). Results go to stdout and bench/results/latest.{md,json}.
+(`make bench`; the options: bench/options.py, the servers and their rows: bench/lineup.py).
+Results go to stdout and bench/results/latest.{md,json}.
 Exit code: 0, or 1 when a server failed to start or answer, 2 when the setup is missing
 (the reference folder, wrk), 130 when interrupted.
 """
@@ -25,110 +27,23 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import engine_checks, hub_jobs, proc_cpu, report, servers, wrk_runner  # noqa: E402
-from bench.cases import CASES, FLOOR_CASES, HUB_CASES, Case, check_answer  # noqa: E402
+from bench import (  # noqa: E402
+    engine_checks,
+    memory_bench,
+    proc_cpu,
+    report,
+    servers,
+    wrk_runner,
+)
+from bench.cases import Case, check_answer  # noqa: E402
+from bench.lineup import ANCHOR_DIR, build_spec, case_for  # noqa: E402
+from bench.options import parse_args  # noqa: E402
 from bench.report import Row  # noqa: E402
 from bench.servers import RunningServer, ServerError, ServerSpec  # noqa: E402
 
-ANCHOR_DIR = REPO_ROOT.parent / "shared" / "anchors" / "node-worker-per-request"
-RESULTS_DIR = REPO_ROOT / "bench" / "results"
 CHECK_TIMEOUT_S = 30.0
-# The measurements after the HTTP table, which --skip can leave out.
-PARTS = ("cpu", "jit", "outside", "history", "schedule", "cluster")
-# The parts that start what they measure themselves, which --only can run alone.
-ALONE_PARTS = ("jit", "outside", "history", "schedule", "cluster")
-
-
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = bench_parser()
-    return checked_args(parser, parser.parse_args(argv))
-
-
-def bench_parser() -> argparse.ArgumentParser:
-    """The options of a bench run, each with its default."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--duration", type=int, default=5, help="whole seconds of each measured wrk run (default 5)"
-    )
-    parser.add_argument("--quick", action="store_true", help="2 s runs (overrides --duration)")
-    parser.add_argument(
-        "--warmup",
-        type=int,
-        default=1,
-        help="whole seconds of the warm-up run before each measured one (default 1, 0: none)",
-    )
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="where results go")
-    add_part_options(parser)
-    return parser
-
-
-def add_part_options(parser: argparse.ArgumentParser) -> None:
-    """The options choosing which servers, job rows and parts of the bench run."""
-    parser.add_argument(
-        "--servers",
-        default=",".join(report.SERVERS),
-        help="comma-separated subset of floor,reference,hub",
-    )
-    parser.add_argument(
-        "--cases",
-        default="",
-        help="comma-separated job rows to measure (default: all of "
-        + ",".join(report.JOB_ORDER) + ")",
-    )
-    parser.add_argument(
-        "--skip",
-        default="",
-        help=f"comma-separated parts to leave out: {','.join(PARTS)}",
-    )
-    parser.add_argument(
-        "--only",
-        default="",
-        help=f"comma-separated parts to run alone, without the HTTP table: {','.join(ALONE_PARTS)}",
-    )
-    parser.add_argument(
-        "--no-outside",
-        action="store_true",
-        help="skip bench/outside_bench.py (db.exec and require() on an in-process engine)",
-    )
-    parser.add_argument(
-        "--history-runs",
-        type=int,
-        default=1_000_000,
-        help="runs bench/history_bench.py fills the local history with (0: skip it)",
-    )
-
-
-def checked_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
-    """The parsed options checked and turned into lists; a wrong one stops with usage."""
-    if args.quick:
-        args.duration = 2
-    if args.duration < 1 or args.warmup < 0:
-        parser.error("--duration must be >= 1 and --warmup >= 0 (wrk takes whole seconds)")
-    args.servers = [name.strip() for name in args.servers.split(",") if name.strip()]
-    unknown = set(args.servers) - set(report.SERVERS)
-    if unknown:
-        parser.error(f"unknown servers: {', '.join(sorted(unknown))}")
-    args.cases = split_choices(parser, "cases", args.cases, report.JOB_ORDER)
-    args.skip = split_choices(parser, "skip", args.skip, PARTS)
-    if args.no_outside:
-        args.skip.append("outside")
-    if args.history_runs <= 0:
-        args.skip.append("history")
-    args.only = split_choices(parser, "only", args.only, ALONE_PARTS)
-    if args.only:
-        args.skip = [part for part in PARTS if part not in args.only]
-    return args
-
-
-def split_choices(
-    parser: argparse.ArgumentParser, option: str, text: str, known: tuple[str, ...]
-) -> list[str]:
-    """A comma-separated option's values; none given means all of `known` for --cases."""
-    chosen = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = set(chosen) - set(known)
-    if unknown:
-        parser.error(f"unknown --{option}: {', '.join(sorted(unknown))}")
-    return chosen or (list(known) if option == "cases" else [])
+# What the hub's own parts measured (cpu, memory), by part; None where not measured.
+HubParts = dict[str, dict[str, Any] | None]
 
 
 def say(text: str) -> None:
@@ -144,22 +59,6 @@ def setup_problem() -> str | None:
     if wrk_runner.wrk_path() is None:
         return wrk_runner.INSTALL_HINT
     return None
-
-
-def build_spec(name: str, home: Path, token: str) -> ServerSpec:
-    port = servers.free_port()
-    if name == "floor":
-        return servers.floor_spec(REPO_ROOT, port)
-    if name == "reference":
-        return servers.reference_spec(ANCHOR_DIR, port)
-    jobs = hub_jobs.fill_jobs_dir(home / "bench-jobs", ANCHOR_DIR / "jobs")
-    return servers.hub_spec(REPO_ROOT, port, jobs, home, token)
-
-
-def case_for(name: str, label: str) -> Case | None:
-    """The request server `name` gets for job row `label`, or None if it is not measured there."""
-    cases = {"floor": FLOOR_CASES, "reference": CASES}.get(name, [*CASES, *HUB_CASES])
-    return next((case for case in cases if case.label == label), None)
 
 
 def check_case(server: RunningServer, case: Case) -> str | None:
@@ -266,7 +165,7 @@ def bench_case(
         say(f"[{name}] {case.label}: CHECK FAILED, not measured: {problem}")
         return Row(name, case.label, "check failed", problem[:200])
     say(f"[{name}] {case.label}: answer ok, measuring")
-    row = measure_case(server, case, args.warmup, args.duration)
+    row = measure_case(server, case, args.warmup, max(args.duration, case.min_duration_s))
     if row.status != "ok":
         problems.append(f"{name} on {case.label}: {row.note}")
     return row
@@ -317,8 +216,7 @@ def run(args: argparse.Namespace) -> int:
                     rows += skipped_rows(name, args.cases)
                 else:
                     running.append(server)
-            # First: a fresh-isolate hub pre-loads the modules of the jobs it has run.
-            cpu = None if "cpu" in args.skip else hub_cpu(running, args)
+            on_hub = hub_parts(running, args)
             rows += bench_all(running, args, problems)
         finally:
             stop_all(running)
@@ -328,7 +226,16 @@ def run(args: argparse.Namespace) -> int:
     md_path, json_path = report.write_results(args.out, text, rows, meta, problems)
     say("\n" + text)
     say(f"written: {md_path} and {json_path}")
-    return 1 if run_parts(args, cpu) or problems else 0
+    return 1 if run_parts(args, on_hub) or problems else 0
+
+
+def hub_parts(running: list[RunningServer], args: argparse.Namespace) -> HubParts:
+    """The parts measured on the table's hub before its rows, by key (None: not measured).
+    CPU first: a fresh-isolate hub pre-loads the modules of the jobs it has run."""
+    return {
+        "cpu": None if "cpu" in args.skip else hub_cpu(running, args),
+        "memory": None if "memory" in args.skip else memory_bench.hub_memory(running),
+    }
 
 
 def hub_cpu(running: list[RunningServer], args: argparse.Namespace) -> dict[str, Any] | None:
@@ -351,13 +258,17 @@ def given(results: dict[str, Any]) -> dict[str, Any]:
     return results
 
 
-def run_parts(args: argparse.Namespace, cpu: dict[str, Any] | None) -> int:
-    """The measurements after the HTTP table, each appended to the results: 0, or 1 if any
+def run_parts(args: argparse.Namespace, on_hub: HubParts) -> int:
+    """The measurements besides the HTTP table, each appended to the results: 0, or 1 if any
     of them failed."""
     failed = 0
+    cpu, memory = on_hub.get("cpu"), on_hub.get("memory")
     if cpu is not None:
         failed |= report.run_section(args.out, "cpu", "CPU per run", lambda: given(cpu),
                                      engine_checks.cpu_markdown)
+    if memory is not None:
+        failed |= report.run_section(args.out, "memory", "Memory", lambda: given(memory),
+                                     memory_bench.memory_markdown)
     if "jit" not in args.skip:
         say("\n[jit] ten cpu_primes runs on a hub with one worker")
         failed |= report.run_section(
@@ -391,7 +302,7 @@ def run_only(args: argparse.Namespace) -> int:
     (args.out / "latest.json").write_text(json.dumps({"meta": meta}, indent=2) + "\n",
                                           encoding="utf-8")
     say(header)
-    return 1 if run_parts(args, None) else 0
+    return 1 if run_parts(args, {}) else 0
 
 
 def run_outside(out_dir: Path) -> int:

@@ -35,6 +35,8 @@ class ServerSpec:
     ready_path: str
     env: dict[str, str] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    # How to get the command when it is missing, added to the problem reported.
+    install_hint: str = ""
 
     @property
     def base_url(self) -> str:
@@ -71,8 +73,11 @@ def http_get(url: str, headers: dict[str, str], timeout_s: float) -> HttpAnswer:
         return HttpAnswer(err.code, err.headers.get("content-type", ""), err.read())
 
 
-def reference_spec(anchor_dir: Path, port: int) -> ServerSpec:
+def reference_spec(anchor_dir: Path, port: int, jobs_dir: Path | None = None) -> ServerSpec:
+    """The reference server, on its own jobs/ folder or on jobs_dir (its JOBS_DIR)."""
     env = {**os.environ, "PORT": str(port), "HOST": HOST}
+    if jobs_dir is not None:
+        env["JOBS_DIR"] = str(jobs_dir)
     return ServerSpec(
         name="reference",
         command=["node", "server.js"],
@@ -96,7 +101,9 @@ def floor_spec(repo_root: Path, port: int) -> ServerSpec:
     )
 
 
-def hub_spec(repo_root: Path, port: int, jobs_dir: Path, home: Path, token: str) -> ServerSpec:
+def hub_spec(
+    repo_root: Path, port: int, jobs_dir: Path, home: Path, token: str, name: str = "hub"
+) -> ServerSpec:
     env = {
         **os.environ,
         "WEBJOB_JOBS_DIR": str(jobs_dir),
@@ -106,7 +113,7 @@ def hub_spec(repo_root: Path, port: int, jobs_dir: Path, home: Path, token: str)
         "WEBJOB_PUBLIC_RATE": "0",
     }
     return ServerSpec(
-        name="hub",
+        name=name,
         command=[str(hub_command(repo_root)), "serve", "--host", HOST, "--port", str(port)],
         cwd=repo_root,
         port=port,
@@ -132,7 +139,8 @@ def command_exists(command: str) -> bool:
 def start(spec: ServerSpec, log_dir: Path) -> RunningServer:
     """Start spec in its own process group and wait until it answers; raise ServerError."""
     if not command_exists(spec.command[0]):
-        raise ServerError(f"command not found: {spec.command[0]}")
+        hint = f" ({spec.install_hint})" if spec.install_hint else ""
+        raise ServerError(f"command not found: {spec.command[0]}{hint}")
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{spec.name}.log"
     with log_path.open("wb") as log:
