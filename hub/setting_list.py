@@ -141,7 +141,14 @@ DECLARED: tuple[Declared, ...] = (
              "Cap on a job's `CPU`."),
     Declared("WEBJOB_MAX_CONCURRENT", "max_concurrent", whole(8),
              "8",
-             "Runs at once on this node; more wait in a queue."),
+             "Worker processes that hold runs at once on this node (each serves up to "
+             "`WEBJOB_RUNS_PER_WORKER` runs); more runs wait in a queue."),
+    Declared("WEBJOB_RUNS_PER_WORKER", "runs_per_worker", whole(16),
+             "16",
+             "Runs one worker process serves at once in its warm isolate, each in its own "
+             "compartment, interleaved while they wait (`db.exec`, `http()`, timers). `1`: "
+             "one run per worker at a time. Jobs with `Isolation: fresh` or a `Memory` above "
+             "the default always have a worker to themselves."),
     Declared("WEBJOB_QUEUE_TIMEOUT_MS", "queue_timeout_ms", whole(15_000),
              "15000",
              "How long a request may wait in the queue before `SYS-429`."),

@@ -31,6 +31,7 @@ class Settings:
     maxima: Limits
     max_concurrent: int
     queue_timeout_ms: int
+    runs_per_worker: int          # runs one worker's isolate serves at once
     max_body_mb: int
     spare_workers: int
     public_rate: int              # requests a minute per address on public jobs; 0: off

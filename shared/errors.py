@@ -11,7 +11,9 @@ Hierarchy::
     │   ├── JobFailed          JOB-001 threw, success:false, syntax error, stopped
     │   ├── ModuleNotApproved  JOB-002 require() of a module that is not approved
     │   ├── LimitExceeded      JOB-003 runtime, memory or CPU limit (``limit`` says which)
-    │   └── NoResult           JOB-004 finished without returning anything
+    │   ├── NoResult           JOB-004 finished without returning anything
+    │   └── NeighbourBroke     JOB-005 ended because another run on its worker broke a
+    │                                  limit the worker could not stop
     ├── RequestError                   the request itself is wrong (HTTP 4xx)
     │   ├── BadRequest         HUB-001 malformed input to the management API
     │   ├── BadJobName         HUB-007 a job name outside [a-zA-Z0-9_-]+
@@ -49,6 +51,7 @@ __all__ = [
     "JobFailed",
     "LimitExceeded",
     "ModuleNotApproved",
+    "NeighbourBroke",
     "NoResult",
     "NotFound",
     "NotSignedIn",
@@ -121,6 +124,12 @@ class LimitExceeded(JobError):
 class NoResult(JobError):
     code = "JOB-004"
     meaning = "The job returned nothing."
+
+
+class NeighbourBroke(JobError):
+    code = "JOB-005"
+    meaning = ("The run was ended because another run on its worker broke a limit the worker "
+               "could not stop; nothing was wrong with this run: run it again.")
 
 
 class RequestError(WebJobsError):

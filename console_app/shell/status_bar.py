@@ -54,8 +54,10 @@ class HubStatusBar(QStatusBar):
     def update_health(self, health: Health) -> None:
         if health.node:
             self.node.setText(f"Node: {health.node}")
-        workers = (f"{health.workersRunning} running · {health.workersQueued} queued · "
-                   f"max {health.workersMax}")
+        # A worker serves up to runsPerWorker runs at once: runs and workers both count.
+        workers = (f"{health.runsInFlight} runs on {health.workersRunning} of "
+                   f"{health.workersMax} (up to {health.runsPerWorker} each) · "
+                   f"{health.workersQueued} queued")
         self.node.setToolTip(f"Workers: {workers}")
 
     def set_job_count(self, count: int) -> None:

@@ -90,6 +90,7 @@ def build_hub(settings: Settings, telemetry: RunTelemetry = NO_TELEMETRY) -> Hub
     engine = Engine(EngineConfig(max_concurrent=settings.max_concurrent,
                                  queue_timeout_ms=settings.queue_timeout_ms,
                                  spare_workers=settings.spare_workers,
+                                 runs_per_worker=settings.runs_per_worker,
                                  max_result_mb=settings.max_result_mb,
                                  max_payload_mb=settings.max_payload_mb,
                                  max_console_mb=settings.max_console_mb),
@@ -106,7 +107,8 @@ def build_hub(settings: Settings, telemetry: RunTelemetry = NO_TELEMETRY) -> Hub
     limits = node_limits(settings, SIGN_IN_RATE)
     if telemetry.metrics is not None:
         telemetry.metrics.watch(LiveFigures(engine.metrics, history.recorder.spooled,
-                                            lambda: not history.recorder.store_down))
+                                            lambda: not history.recorder.store_down,
+                                            engine.worker_loads))
     return Hub(settings, engine, runner, catalog, users, identity,
                telemetry.request_limit(limits.public, "public"),
                IdentityService(users, identity, telemetry.sign_in_guard(limits.sign_in),

@@ -21,10 +21,19 @@ may take :data:`MAX_HEAD_BYTES` together, counted as the bytes come, before the 
 sees them; past that the answer is ``SYS-431`` and the connection is closed. Browsers
 and webhook senders send a few KB.
 
-Two more ways to keep the parser busy are cut short: a request body that goes on
-arriving after its answer has been sent (a chunked one can come in millions of tiny
-chunks for as long as the client likes) closes the connection past
-:data:`MAX_UNREAD_BODY`, a connection may have at most
+A request may be answered before its body is all in (a ``SYS-413`` by its
+Content-Length, a 404, a refused sign-in). If the rest, by its Content-Length, is at most
+:data:`MAX_UNREAD_BODY`, it is read on and the connection kept. Otherwise (more, or of
+unknown size: a chunked one can come in millions of tiny chunks for as long as the client
+likes, each costing the parser) the answer says ``connection: close`` and the connection
+*lingers* after it: the hub's sending side is shut and what the client still sends is
+discarded unparsed until it closes, for at most :data:`LINGER_S` and
+:data:`MAX_LINGER_BYTES`. Closing at once would reset the connection while the client was
+still sending, and the reset can take the answer with it, unread (a client sending
+1 MB + 1 byte lost its ``SYS-413``, or got it and then a reset on its next request).
+Either way the rest must come within :data:`LINGER_S`.
+
+Two more ways to keep the parser busy are cut short: a connection may have at most
 :data:`MAX_PIPELINED` requests waiting behind the one being answered, and one whose
 answer its client stops reading for :data:`WRITE_STALL_S` is dropped (the answer would
 stay in memory, whole, for as long as the client liked).
@@ -37,7 +46,12 @@ import json
 import re
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn._types import ASGISendEvent
+from uvicorn.protocols.http.httptools_impl import (
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+)
 
 from hub.api.security_headers import NOSNIFF
 from shared.errors import BadRequest, HeadTooLarge, WebJobsError
@@ -46,7 +60,12 @@ __all__ = ["MAX_HEAD_BYTES", "HubHttpProtocol", "hub_http_protocol", "not_http_a
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_PIPELINED = 16
+# The most of a body, still to come after its answer, read on with the connection kept.
 MAX_UNREAD_BODY = 256 * 1024
+# A connection lingering after its answer (see the module doc) is closed past these; a
+# kept one whose body's rest is not all in LINGER_S after its answer is closed too.
+LINGER_S = 10.0
+MAX_LINGER_BYTES = 64 * 1024 * 1024
 # An answer its client stops reading stays in memory, whole, for as long as the client
 # keeps the socket: a connection whose writes stay paused this long is closed.
 WRITE_STALL_S = 30.0
@@ -74,20 +93,26 @@ class HubHttpProtocol(HttpToolsProtocol):
     _head_bytes = 0
     _head_tail = b""  # its last three bytes, for an end that spans two pieces
     _overflowed = False  # more requests pipelined than MAX_PIPELINED: closing
-    _unread_body: int | None = None  # bytes of a body that came after its answer went
+    # What the request being parsed has still to send of its body: bytes by its
+    # Content-Length, None when of unknown size (chunked), 0 when it is all in.
+    _body_left: int | None = 0
+    _lingering = False  # closing after an answer: the client's bytes are discarded
+    _lingered = 0
+    _rest_timer: asyncio.TimerHandle | None = None  # for the rest of an answered body
+    _stopping = False  # the server is shutting down: no lingering
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._start_header_timer()
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering:  # nobody's bytes: discarded, never parsed
+            self._lingered += len(data)
+            if self._lingered > MAX_LINGER_BYTES:
+                self.transport.close()
+            return
         if self._overflowed:
             return  # closing once the request being answered is: the rest goes unread
-        if self._unread_body is not None:  # a body whose answer has gone: nobody's
-            self._unread_body += len(data)
-            if self._unread_body > MAX_UNREAD_BODY:
-                self.transport.close()
-                return
         if self._head_open:
             seen = self._head_tail + data
             start = len(seen) - len(seen.lstrip(b"\r\n")) if self._head_bytes == 0 else 0
@@ -109,7 +134,11 @@ class HubHttpProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._stop_header_timer()
         self._head_open, self._head_bytes, self._head_tail = False, 0, b""
+        self._body_left = _body_length(self.headers)
+        before = self.cycle
         super().on_headers_complete()
+        if self.cycle is not before:  # a new request (an upgrade makes none)
+            self._own_answer_end(self.cycle)
         if len(self.pipeline) > MAX_PIPELINED:
             # Not queued: this connection is closed once the request being answered is,
             # and what else it sent is not read.
@@ -117,22 +146,68 @@ class HubHttpProtocol(HttpToolsProtocol):
             self._overflowed = True
             self.flow.pause_reading()
 
-    def on_response_complete(self) -> None:
-        # The request just answered is the newest one when its answer is complete (an
-        # older one, pipelined, had all its body in before the next began): its body
-        # may still be on its way. It is read on (closing now would reset a client still
-        # sending a small body, its answer lost), up to MAX_UNREAD_BODY.
-        cycle = self.cycle
-        if cycle is not None and cycle.response_complete and cycle.more_body:
-            self._unread_body = 0
-        if self._overflowed and not self.transport.is_closing():
-            self.transport.close()
-            return
-        super().on_response_complete()
+    def on_body(self, body: bytes) -> None:
+        if self._body_left is not None:
+            self._body_left -= len(body)
+        super().on_body(body)
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
-        self._unread_body = None  # that body is all in
+        self._body_left = 0
+        self._rest_timer = _cancelled(self._rest_timer)  # the rest came in time
+
+    def on_response_complete(self) -> None:
+        if self._lingering:  # closing: no keep-alive wait, nothing pipelined behind
+            self.server_state.total_requests += 1
+            return
+        if self._overflowed and not self.transport.is_closing():
+            self.transport.close()
+            return
+        if self._body_left != 0 and not self.transport.is_closing():
+            self._start_rest_timer()  # kept open for the rest: it must come in time
+        super().on_response_complete()
+
+    def _own_answer_end(self, cycle: RequestResponseCycle) -> None:
+        """Make how ``cycle``'s answer ends the connection the hub's (see the module
+        doc): whether it says ``connection: close``, and how it closes."""
+        send = cycle.send
+
+        async def send_answer(message: ASGISendEvent) -> None:
+            if not cycle.response_started and not self._may_stay_open(cycle):
+                cycle.keep_alive = False  # uvicorn says `connection: close`, then closes
+            await send(message)
+
+        cycle.send = send_answer  # type: ignore[method-assign]
+        cycle.transport = _AnswerTransport(self)
+
+    def _may_stay_open(self, cycle: RequestResponseCycle) -> bool:
+        """Whether the connection may stay open past ``cycle``'s answer, about to start:
+        its request's body is all in, or the rest is known and small enough to read."""
+        if cycle is not self.cycle or self._body_left == 0:
+            return True  # all in (the parser is past an older request's body)
+        if cycle.waiting_for_100_continue:
+            return False  # no `100 Continue` went: its client may never send the rest
+        return self._body_left is not None and self._body_left <= MAX_UNREAD_BODY
+
+    def close_after_answer(self) -> None:
+        """Close the connection, as an answer's end (or its failure) asks: lingering
+        while the request's body is still arriving (see the module doc)."""
+        if (self._body_left == 0 or self._stopping or self._overflowed
+                or self.transport.is_closing()):
+            self.transport.close()
+            return
+        self._lingering = True
+        if self.transport.can_write_eof():  # not over TLS: there the client's close ends it
+            self.transport.write_eof()  # after the answer: the client reads it, then EOF
+        self.flow.resume_reading()  # a paused read would stall the client's sending
+        self._start_rest_timer()
+
+    def shutdown(self) -> None:
+        self._stopping = True
+        if self._lingering:
+            self.transport.close()  # the server is stopping: the client waits no longer
+        else:
+            super().shutdown()
 
     def _refuse_head(self) -> None:
         self._stop_header_timer()
@@ -143,6 +218,7 @@ class HubHttpProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_header_timer()
+        self._rest_timer = _cancelled(self._rest_timer)
         self._write_timer = _cancelled(self._write_timer)
         super().connection_lost(exc)
 
@@ -170,6 +246,13 @@ class HubHttpProtocol(HttpToolsProtocol):
 
     def _headers_late(self) -> None:
         self._header_timer = None
+        self._close_if_open()
+
+    def _start_rest_timer(self) -> None:
+        if self._rest_timer is None:
+            self._rest_timer = self.loop.call_later(LINGER_S, self._close_if_open)
+
+    def _close_if_open(self) -> None:
         if not self.transport.is_closing():
             self.transport.close()
 
@@ -190,6 +273,34 @@ class HubHttpProtocol(HttpToolsProtocol):
         ])
         self.transport.write(b"".join(content))
         self.transport.close()
+
+
+class _AnswerTransport(asyncio.Transport):
+    """The connection as an answer (uvicorn's request cycle) sees it: its close is the
+    protocol's :meth:`~HubHttpProtocol.close_after_answer`."""
+
+    def __init__(self, protocol: HubHttpProtocol) -> None:
+        super().__init__()
+        self._protocol = protocol
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self._protocol.transport.write(data)
+
+    def is_closing(self) -> bool:
+        return self._protocol.transport.is_closing()
+
+    def close(self) -> None:
+        self._protocol.close_after_answer()
+
+
+def _body_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+    """A request's body size by its headers (names lowercased, checked by llhttp); None
+    when it is of unknown size (chunked)."""
+    fields = dict(headers)
+    if b"transfer-encoding" in fields:
+        return None
+    declared = fields.get(b"content-length", b"0").strip()
+    return int(declared) if declared.isdigit() else None
 
 
 def _cancelled(timer: asyncio.TimerHandle | None) -> asyncio.TimerHandle | None:

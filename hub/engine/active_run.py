@@ -15,14 +15,14 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hub.engine import protocol
 from hub.engine.background import background
 from hub.engine.model import BridgeHost, JsonParams, RunRequest, RunResult, RunState
 from hub.engine.pool import WorkerProcess, read_cpu_ms, read_rss_mb
-from shared.errors import JobError, JobFailed, LimitExceeded, error_class_for
+from shared.errors import JobError, JobFailed, LimitExceeded, NeighbourBroke, error_class_for
 from shared.ndjson import LogLine
 
 log = logging.getLogger("webhub.engine")
@@ -41,15 +41,24 @@ _CONSOLE_MARGIN = 64 * 1024
 _REPLY_FRAMING = 4096
 # The watchdog's first look at a run's CPU and memory: most runs are over by then.
 _FIRST_LOOK_S = 0.01
+# How long a worker has to end a run the hub has ended (its runtime is up, its caller
+# left) before the worker is ended instead: the run spins and cannot be stopped.
+END_GRACE_S = 2.0
 
 
 class ActiveRun:
     """One run on one worker: collects what the worker reports, enforces limits."""
 
     def __init__(self, req: RunRequest, worker: WorkerProcess, bridge: BridgeHost | None,
-                 caps: protocol.Caps) -> None:
+                 caps: protocol.Caps, alone: bool = True,
+                 on_broke: Callable[[], None] | None = None) -> None:
         self.req = req
         self.worker = worker
+        # The run has its worker to itself: the worker's CPU and memory are the run's,
+        # watched from /proc, and a stop kills the worker. Else the worker watches the
+        # run's CPU in its isolate, and the hub ends the run alone.
+        self.alone = alone
+        self.on_broke = on_broke  # the run broke its worker's isolate beyond repair
         self.bridge = bridge
         self.caps = caps
         self.handed = False  # the worker has the run (it gets ready again by itself)
@@ -126,11 +135,27 @@ class ActiveRun:
         if not self.finished.done():
             self.finished.set_result((meta, body, cpu_ms))
 
-    def on_exit(self) -> None:
-        if not self.finished.done():
-            reason = self.kill_reason or JobFailed(
-                "The job's worker process ended unexpectedly (crashed or was killed)")
-            self.finished.set_result(reason)
+    def on_exit(self, neighbour_broke: bool = False) -> None:
+        if self.finished.done():
+            return
+        reason = self.kill_reason
+        if reason is None and neighbour_broke:
+            reason = NeighbourBroke(
+                "The run was ended because another run on its worker broke a limit the "
+                "worker could not stop; run it again")
+        self.finished.set_result(reason or JobFailed(
+            "The job's worker process ended unexpectedly (crashed or was killed)"))
+
+    def on_breach(self, limit: str) -> None:
+        """The worker could not stop this run at its limit, and ends."""
+        if self.kill_reason is None:
+            self.kill_reason = _limit_error(limit, self.req)
+        self._broke()
+
+    def _broke(self) -> None:
+        if self.on_broke is not None:
+            on_broke, self.on_broke = self.on_broke, None
+            on_broke()
 
     # -- host calls ---------------------------------------------------------------
     async def _answer(self, call: dict[str, Any]) -> None:
@@ -181,10 +206,26 @@ class ActiveRun:
 
     # -- limits -------------------------------------------------------------------
     def stop(self, reason: JobError) -> None:
-        """End the run now: the worker is killed and the run fails with ``reason``."""
+        """End the run now with ``reason``. A run alone on its worker: the worker is
+        killed. Else the worker ends the run alone (``end``), and is killed only if it
+        has not within ``END_GRACE_S`` (the run spins beyond its reach)."""
         if self.kill_reason is None:
             self.kill_reason = reason
-        self.worker.kill()
+        if self.alone:
+            self.worker.kill()
+            return
+        if not self.finished.done():
+            self.finished.set_result(self.kill_reason)
+        limit = reason.extra.get("limit")
+        self.worker.send({"op": "end", "run": self.req.job_id, "limit": limit})
+        asyncio.get_running_loop().call_later(END_GRACE_S, self._end_overdue)
+
+    def _end_overdue(self) -> None:
+        if self.req.job_id in self.worker.places and self.worker.alive:
+            log.warning("run %s: its worker could not end it in %.0f s; the worker is ended",
+                        self.req.ref, END_GRACE_S)
+            self.worker.kill(broken_by=self.req.job_id)
+            self._broke()
 
     async def supervise(self) -> None:
         """Watch CPU and resident memory. It starts ``_FIRST_LOOK_S`` in, so a short
@@ -214,7 +255,7 @@ class ActiveRun:
             await asyncio.sleep(min(0.05, max(0.01, remaining_s)))
 
     def _start_watch(self) -> None:
-        if not self.finished.done():
+        if not self.finished.done() and self.alone:
             self.watchdog = asyncio.ensure_future(self._watch())
 
     async def _watch(self) -> None:
@@ -228,8 +269,8 @@ class ActiveRun:
 
     async def execute(self) -> RunResult:
         """The run to its result. Whatever raises, the caller (``Engine.run``) gives
-        the worker back or kills it: see ``handed``."""
-        self.worker.owner = self
+        the place back or ends the run: see ``handed``."""
+        self.worker.places[self.req.job_id] = self
         try:
             self._hand_over()
         except LimitExceeded as exc:
@@ -262,6 +303,8 @@ class ActiveRun:
             "op": "run", "run": self.req.job_id, "source": self.req.source, "spec": self._spec(),
             "memoryMb": self.req.limits.memory_mb, "modules": self.req.modules,
             "isolation": self.req.isolation,
+            # the CPU limit the worker watches in its isolate, for a run that shares it
+            "cpuMs": None if self.alone else self.req.limits.cpu_ms,
             "live": self.req.on_log is not None})
         if len(message) > self.worker.line_limit:
             raise LimitExceeded(
@@ -317,3 +360,12 @@ class ActiveRun:
             err = JobFailed(message)
         return RunResult(self.req.job_id, False, meta, b"", err, self._elapsed_ms(), cpu_ms,
                          self.logs, redactor=redactor, calls=self.state.calls)
+
+
+def _limit_error(limit: str, req: RunRequest) -> LimitExceeded:
+    limits = req.limits
+    text = {"cpu": f"The job used more than its CPU limit of {limits.cpu_ms} ms",
+            "runtime": f"The job ran longer than its runtime limit of {limits.runtime_ms} ms",
+            "memory": f"The job used more than its memory limit of {limits.memory_mb} MB"}
+    return LimitExceeded(text.get(limit, f"The job broke its {limit} limit"),
+                         limit=limit if limit in text else "cpu")

@@ -1,5 +1,5 @@
-"""The worker's side of the prelude's console ring (see prelude.js; the layout is
-``hidden``'s).
+"""The worker's side of one slot of the prelude's channel memory: a run's console
+ring and its outcome area (see prelude.js; the layout is ``hidden``'s).
 
 It reads console lines straight from the context's shared memory, with no call
 into the isolate, so lines arrive even while the job spins. A job can scribble
@@ -18,9 +18,21 @@ OUTCOME_CAPACITY = hidden.OUTCOME_BYTES
 _OUTCOME_AT = hidden.OUTCOME_AT
 
 
+def current_slot(memory: memoryview) -> int:
+    """The slot whose code the isolate runs now (or ran last); -1 for none."""
+    return int.from_bytes(memory[hidden.CURRENT_AT:hidden.CURRENT_AT + 4], "little", signed=True)
+
+
+def enter_slot(memory: memoryview, slot: int) -> None:
+    """Name ``slot`` as the one whose code the isolate runs (the worker's own entry for
+    a run, before V8 has compiled the script that would say so itself)."""
+    memory[hidden.CURRENT_AT:hidden.CURRENT_AT + 4] = slot.to_bytes(4, "little", signed=True)
+
+
 class ConsoleChannel:
-    def __init__(self, memory: memoryview) -> None:
-        self.memory = memory.cast("B")
+    def __init__(self, memory: memoryview, slot: int = 0) -> None:
+        at = hidden.slot_at(slot)
+        self.memory = memory.cast("B")[at:at + hidden.SLOT_BYTES]
         self.ring = self.memory[hidden.RING_AT:hidden.RING_AT + CAPACITY]
         self.read = 0
         self.broken = False
@@ -56,6 +68,11 @@ class ConsoleChannel:
             self.read += 4 + size
         self.memory[4:8] = self.read.to_bytes(4, "little", signed=True)
         return lines
+
+    def settled(self) -> bool:
+        """The run has left its outcome here, or said it is too long for the area."""
+        size = int.from_bytes(self.memory[_OUTCOME_AT:_OUTCOME_AT + 4], "little", signed=True)
+        return size >= 0 or size == -2
 
     def settled_elsewhere(self) -> bool:
         """The run has settled with an outcome too long for the memory: ask for it."""

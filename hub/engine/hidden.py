@@ -7,10 +7,16 @@ prelude.js takes and deletes before any other code; ``channel.py`` reads the sam
 numbers. tests/engine/test_hidden_protocol.py checks that every ``__webjob_*`` name
 in the sandbox's files is one of these and that none is left where a job could look.
 
-The channel memory (one SharedArrayBuffer per context):
+The channel memory (one SharedArrayBuffer per context): a header, then one slot per
+run the context can hold at once (a warm isolate serves up to WEBJOB_RUNS_PER_WORKER
+runs, a fresh context one), each slot a run's own:
+  header [0:4]  int32 LE  the slot whose code the isolate runs now, or ran last (-1:
+                none): every entry into the isolate (a run's start, a bridge reply, a
+                timer) writes it first, so the worker's CPU monitor can charge each run
+  slot at SLOTS_AT + n * SLOT_BYTES:
   [0:4]   int32 LE  bytes written into the ring (the sandbox)
   [4:8]   int32 LE  bytes read from the ring (the worker)
-  [16:16+RING_BYTES]  the console ring: frames [length u32 LE][UTF-8 JSON line]
+  [RING_AT:+RING_BYTES]  the console ring: frames [length u32 LE][UTF-8 JSON line]
   [OUTCOME_AT:+4]     int32 LE  the outcome's length in bytes, -1 while there is none
   [OUTCOME_AT+8:+OUTCOME_BYTES]  the outcome, "meta JSON\\nbody", when it fits
 """
@@ -19,16 +25,29 @@ from __future__ import annotations
 
 import json
 
-RING_AT = 16
+CURRENT_AT = 0
+SLOTS_AT = 16
+RING_AT = 16                       # within a slot
 RING_BYTES = 64 * 1024
-OUTCOME_AT = RING_AT + RING_BYTES
+OUTCOME_AT = RING_AT + RING_BYTES  # within a slot
 OUTCOME_BYTES = 8 * 1024
-MEMORY_BYTES = OUTCOME_AT + 8 + OUTCOME_BYTES
+SLOT_BYTES = OUTCOME_AT + 8 + OUTCOME_BYTES
+
+
+def memory_bytes(slots: int) -> int:
+    """The channel memory of a context that holds ``slots`` runs at once."""
+    return SLOTS_AT + slots * SLOT_BYTES
+
+
+def slot_at(slot: int) -> int:
+    return SLOTS_AT + slot * SLOT_BYTES
+
 
 # Host functions the worker installs before the sandbox runs (the prelude takes them).
-NOTE = "__webjob_note"      # a console batch ("L…") or a bridge call ("C…")
+NOTE = "__webjob_note"      # a console batch ("L<slot>:…") or a bridge call ("C<slot>:…")
 WAKE = "__webjob_wake"      # a live run's console has lines (no argument)
-DONE = "__webjob_done"      # a run that did not settle within its eval has (no argument)
+DONE = "__webjob_done"      # a run that did not settle within its eval has (no argument:
+                            # the worker looks at every slot it has given out)
 # The one hidden global left once the sandbox is set up: what the worker's evals call.
 HOST = "__webjob_host"
 # Handed from one sandbox script to the next, each deleted by the script that takes it.
@@ -40,8 +59,10 @@ ACORN_TOOLS = ("__webjob_ast", "__webjob_instrument", "__webjob_strict_check")
 ALL = (NOTE, WAKE, DONE, HOST, *HANDOVERS, *ACORN_TOOLS)
 
 
-def protocol_script() -> str:
+def protocol_script(slots: int = 1) -> str:
     """The first script of every sandbox: the layout, for prelude.js."""
-    layout = {"ringAt": RING_AT, "ringBytes": RING_BYTES, "outcomeAt": OUTCOME_AT,
-              "outcomeBytes": OUTCOME_BYTES, "memoryBytes": MEMORY_BYTES}
+    layout = {"currentAt": CURRENT_AT, "slotsAt": SLOTS_AT, "slots": slots,
+              "slotBytes": SLOT_BYTES, "ringAt": RING_AT, "ringBytes": RING_BYTES,
+              "outcomeAt": OUTCOME_AT, "outcomeBytes": OUTCOME_BYTES,
+              "memoryBytes": memory_bytes(slots)}
     return f"globalThis.__webjob_protocol = {json.dumps(layout)};"

@@ -50,6 +50,7 @@ class EngineConfig:
     max_concurrent: int = 8
     queue_timeout_ms: int = 15_000
     spare_workers: int = 1
+    runs_per_worker: int = 16      # runs one worker's isolate holds at once (1: one at a time)
     max_result_mb: float = 50      # a run's result body
     max_payload_mb: float = 64     # one bridge call or its reply
     max_console_mb: float = 10     # a run's console, in characters (plus 32 a line)

@@ -28,7 +28,7 @@ from typing import Any
 
 from hub.engine import crossing, hidden, modules, scripts, v8
 from hub.engine.background import background
-from hub.engine.channel import ConsoleChannel
+from hub.engine.channel import ConsoleChannel, current_slot, enter_slot
 
 LogSink = Callable[[list[list[Any]]], None]
 CallSink = Callable[[dict[str, Any]], Coroutine[Any, Any, None] | None]
@@ -38,10 +38,11 @@ TAKE_CHANNEL = ("(() => { const c = globalThis.__webjob_channel; "
                 "delete globalThis.__webjob_channel; return c })()")
 
 
-def sandbox_script(host: str, tail: str = TAKE_CHANNEL) -> str:
-    """The layout (``hidden``), the sandbox up to ``host`` (scripts.FRESH_HOST or
-    WARM_HOST) and ``tail`` as one script (each eval is a round trip into V8)."""
-    return scripts.JOIN.join([hidden.protocol_script(), scripts.sandbox_source(host), tail])
+def sandbox_script(host: str, tail: str = TAKE_CHANNEL, slots: int = 1) -> str:
+    """The layout (``hidden``, for ``slots`` runs at once), the sandbox up to ``host``
+    (scripts.FRESH_HOST or WARM_HOST) and ``tail`` as one script (each eval is a round
+    trip into V8)."""
+    return scripts.JOIN.join([hidden.protocol_script(slots), scripts.sandbox_source(host), tail])
 
 
 _FRESH_SANDBOX = sandbox_script(scripts.FRESH_HOST)
@@ -52,38 +53,98 @@ _MEMORY_POLL_S = 0.05
 
 
 @dataclass
-class PreparedContext:
-    """A V8 context with the sandbox installed, waiting for a job: a fresh context
-    for one run, or (``warm.WarmIsolate``) a warm isolate for run after run."""
+class RunSlot:
+    """One run's part of a context while it holds it: its slot of the channel memory
+    (console ring, outcome), its end, and where its console lines and calls go. Every
+    note from the sandbox names its slot; one for a slot nobody holds is dropped."""
 
-    racer: v8.Racer
-    channel: ConsoleChannel | None = None
-    modules: set[str] = field(default_factory=set)  # approved modules already loaded
+    index: int
+    channel: ConsoleChannel
     done: asyncio.Event = field(default_factory=asyncio.Event)
     on_log: LogSink | None = None
     on_call: CallSink | None = None
-    # A fresh context's key for the host's poll and reply, which its job could call:
-    # armed before the job starts, never in its reach (fresh_host.js). "" when warm.
-    host_key: str = ""
+    held: bool = False
+    seq: int = 0  # the isolate's number for the run that holds the slot (warm_host.js)
+    # Set by the worker (its CPU monitor thread too) when the run broke a limit the
+    # sandbox cannot see: the run fails with it, whatever the isolate says.
+    breach: RawOutcome | None = None
 
-    def handle_wake(self) -> None:
-        self.forward_console()
+    def take(self, on_log: LogSink | None, on_call: CallSink | None) -> None:
+        self.on_log, self.on_call, self.held, self.breach = on_log, on_call, True, None
+        self.channel.reset()
+        self.done.clear()
+
+    def free(self) -> None:
+        self.on_log = self.on_call = None
+        self.held = False
 
     def forward_console(self) -> None:
-        lines = self.channel.drain() if self.channel is not None else []
+        lines = self.channel.drain()
         if lines and self.on_log is not None:
             self.on_log(lines)
 
+
+@dataclass
+class PreparedContext:
+    """A V8 context with the sandbox installed, waiting for jobs: a fresh context for
+    one run, or (``warm.WarmIsolate``) a warm isolate for many runs, several at once."""
+
+    racer: v8.Racer
+    memory: memoryview | None = None  # the channel memory: a header, then the slots
+    slots: list[RunSlot] = field(default_factory=list)
+    modules: set[str] = field(default_factory=set)  # approved modules already loaded
+    # A fresh context's key for the host's poll and reply, which its job could call:
+    # armed before the job starts, never in its reach (fresh_host.js). "" when warm.
+    host_key: str = ""
+    # V8's heap-limit flag stays set once reached: the run it stopped has been told,
+    # and no later run of this context is blamed for it (the context is retired).
+    memory_blamed: bool = False
+
+    def memory_breach(self) -> bool:
+        """Whether V8 stopped a run at the heap limit and no run has been blamed yet
+        (the caller blames its own run)."""
+        if self.memory_blamed or not self.racer.memory_limit_reached():
+            return False
+        self.memory_blamed = True
+        return True
+
+    def open_channel(self, memory: memoryview, slots: int) -> None:
+        self.memory = memory.cast("B")
+        self.slots = [RunSlot(i, ConsoleChannel(memory, i)) for i in range(slots)]
+
+    def free_slot(self) -> RunSlot | None:
+        return next((slot for slot in self.slots if not slot.held), None)
+
+    def held_slots(self) -> list[RunSlot]:
+        return [slot for slot in self.slots if slot.held]
+
+    def handle_wake(self) -> None:
+        for slot in self.slots:
+            if slot.held:
+                slot.forward_console()
+
+    def handle_done(self) -> None:
+        # The wake-up names no run: every held slot with an outcome has ended.
+        for slot in self.slots:
+            if slot.held and slot.channel.settled():
+                slot.done.set()
+
     def handle_note(self, text: str) -> None:
-        kind, rest = text[:1], text[1:]
-        if kind == "L" and self.on_log is not None:
-            self.forward_console()  # earlier lines first
+        kind, colon = text[:1], text.find(":", 1, 8)
+        number = text[1:colon] if colon > 0 else ""
+        if not number.isdigit() or int(number) >= len(self.slots):
+            return
+        slot, rest = self.slots[int(number)], text[colon + 1:]
+        if not slot.held:
+            return  # a run that has ended (or was ended) says no more
+        if kind == "L" and slot.on_log is not None:
+            slot.forward_console()  # earlier lines first
             lines = crossing.log_lines(crossing.parse_json(rest))
             if lines:
-                self.on_log(lines)
-        elif kind == "C" and self.on_call is not None:
+                slot.on_log(lines)
+        elif kind == "C" and slot.on_call is not None:
             call = crossing.bridge_call(crossing.parse_json(rest))
-            result = self.on_call(call) if call is not None else None
+            result = slot.on_call(call) if call is not None else None
             if asyncio.iscoroutine(result):
                 background(result)
 
@@ -105,7 +166,7 @@ def install_notifiers(prepared: PreparedContext) -> None:
     prepared.racer.install_notifier(hidden.NOTE, prepared.handle_note)
     prepared.racer.install_notifier(hidden.WAKE, lambda _text: prepared.handle_wake(),
                                     with_args=False)
-    prepared.racer.install_notifier(hidden.DONE, lambda _text: prepared.done.set(),
+    prepared.racer.install_notifier(hidden.DONE, lambda _text: prepared.handle_done(),
                                     with_args=False)
 
 
@@ -113,7 +174,7 @@ async def prepare_context() -> PreparedContext:
     """A fresh context for one run of a job with ``Isolation: fresh``."""
     prepared = PreparedContext(v8.Racer())
     install_notifiers(prepared)
-    prepared.channel = ConsoleChannel(prepared.racer.eval(_FRESH_SANDBOX))
+    prepared.open_channel(prepared.racer.eval(_FRESH_SANDBOX), 1)
     prepared.host_key = secrets.token_hex(16)
     prepared.racer.eval(f"{hidden.HOST}.arm('{prepared.host_key}')")
     return prepared
@@ -191,11 +252,18 @@ def _parse_outcome(text: str, column_offset: int) -> RawOutcome:
 
 
 async def run_in_context(prepared: PreparedContext, source: str, spec: dict[str, Any],
-                         memory_mb: int, live: bool = False) -> RawOutcome:
-    """Run one job in a fresh context (``Isolation: fresh``)."""
+                         memory_mb: int, live: bool = False,
+                         on_log: LogSink | None = None,
+                         on_call: CallSink | None = None) -> RawOutcome:
+    """Run one job in a fresh context (``Isolation: fresh``): its one slot."""
     script, offset = job_script(source, spec)
     prepared.racer.set_memory_limit(memory_mb * 1024 * 1024)
-    return await run_script(prepared, JobScript(script, offset, source), memory_mb, live)
+    slot = prepared.slots[0]
+    slot.take(on_log, on_call)
+    try:
+        return await run_script(prepared, slot, JobScript(script, offset, source), memory_mb, live)
+    finally:
+        slot.free()
 
 
 @dataclass(frozen=True)
@@ -208,7 +276,7 @@ class JobScript:
     source: str
 
 
-async def run_script(prepared: PreparedContext, job: JobScript, memory_mb: int,
+async def run_script(prepared: PreparedContext, slot: RunSlot, job: JobScript, memory_mb: int,
                      live: bool = False) -> RawOutcome:
     """Run one job script to its outcome. Runtime and CPU limits are the parent's job;
     the memory limit (V8's hard heap limit) is set by the caller.
@@ -217,59 +285,76 @@ async def run_script(prepared: PreparedContext, job: JobScript, memory_mb: int,
     part runs with the asyncio loop free to forward console lines (dearer than a plain
     eval, so only for a watched run)."""
     racer = prepared.racer
-    if prepared.channel is not None:
-        prepared.channel.reset()
+    if prepared.memory is not None:  # compiling the run's script is the run's CPU too
+        enter_slot(prepared.memory, slot.index)
     try:
         if live:
             await racer.eval_async(job.text)
         else:
             racer.eval(job.text)
-        text = _outcome(prepared)
-        while text == "":
-            await _wait_done(prepared, memory_mb)
-            text = _outcome(prepared)
+        text = _outcome(prepared, slot)
+        while text == "" and slot.breach is None:
+            await _wait_done(prepared, slot, memory_mb)
+            text = _outcome(prepared, slot)
     except v8.OutOfMemory:
+        prepared.memory_blamed = True
         return _memory_failure(memory_mb)
     except v8.ParseError as exc:
         return _syntax_failure(str(exc), job.offset, job.source)
     except v8.EvalError as exc:
-        if racer.memory_limit_reached():
+        if slot.breach is not None:  # stopped by the worker, for a limit it watches
+            return slot.breach
+        if prepared.memory_breach():
             return _memory_failure(memory_mb)
         return RawOutcome({"ok": False, "code": "JOB-001", "message": v8.first_line(str(exc))})
     finally:
         # Notes the job sent during a synchronous eval are queued on this loop:
         # let them run before the context (and its callbacks) goes away.
         await asyncio.sleep(0)
-        prepared.forward_console()  # console lines not yet handed on, before the outcome
+        slot.forward_console()  # console lines not yet handed on, before the outcome
+    if slot.breach is not None:
+        return slot.breach
     return _parse_outcome(str(text), job.offset)
 
 
-def _outcome(prepared: PreparedContext) -> str:
-    """The outcome, from shared memory when the sandbox could leave it there; asked of
-    V8 only when the run has settled with one too long for it; else '' (the run
-    notes its end, run.js, and is awaited: an eval would wait behind whatever the
-    job left in the microtask queue)."""
-    channel = prepared.channel
-    if channel is None:
+def _poll(prepared: PreparedContext, slot: RunSlot) -> str:
+    if prepared.host_key:
         return str(prepared.racer.eval(f"{hidden.HOST}.poll({_keyed(prepared)})"))
-    text = channel.outcome()
+    return str(prepared.racer.eval(f"{hidden.HOST}.poll({slot.index})"))
+
+
+def _outcome(prepared: PreparedContext, slot: RunSlot) -> str:
+    """The outcome, from the slot's memory when the sandbox could leave it there;
+    asked of V8 only when the run has settled with one too long for it; else '' (the
+    run notes its end, run.js, and is awaited: an eval would wait behind whatever the
+    job left in the microtask queue, or another run's turn)."""
+    text = slot.channel.outcome()
     if text is not None:
         return text
-    if not channel.settled_elsewhere():
+    if not slot.channel.settled_elsewhere():
         return ""
-    return str(prepared.racer.eval(f"{hidden.HOST}.poll({_keyed(prepared)})"))
+    return _poll(prepared, slot)
 
 
-async def _wait_done(prepared: PreparedContext, memory_mb: int) -> None:
-    # V8 stops a script that hits the heap limit without settling anything, so
-    # the wait also watches the limit flag.
-    while not prepared.done.is_set():
+async def _wait_done(prepared: PreparedContext, slot: RunSlot, memory_mb: int) -> None:
+    # V8 stops a script that hits the heap limit without settling anything, so the
+    # wait also watches the limit flag; in an isolate that holds several runs, the
+    # worker tells which run it stopped (``breach``), so only a context of one asks.
+    while not slot.done.is_set() and slot.breach is None:
         try:
-            await asyncio.wait_for(prepared.done.wait(), _MEMORY_POLL_S)
+            await asyncio.wait_for(slot.done.wait(), _MEMORY_POLL_S)
         except TimeoutError:
-            if prepared.racer.memory_limit_reached():
+            if _was_running(prepared, slot) and prepared.memory_breach():
                 raise v8.OutOfMemory() from None
-    prepared.done.clear()
+    slot.done.clear()
+
+
+def _was_running(prepared: PreparedContext, slot: RunSlot) -> bool:
+    """Whether ``slot``'s run is the one V8 stopped at the heap limit: the run whose code
+    ran last (the header's slot), in an isolate that holds several."""
+    if len(prepared.slots) == 1 or prepared.memory is None:
+        return True
+    return current_slot(prepared.memory) == slot.index
 
 
 _CHECK_PREFIX = "throw 0; (async () => {"
@@ -320,9 +405,11 @@ def body_problem(checker: v8.Racer, source: str) -> dict[str, Any] | None:
     return None
 
 
-async def reply_to_call(prepared: PreparedContext, call_id: int, ok: bool, value: Any) -> None:
-    """Settle a bridge call the job is awaiting."""
+async def reply_to_call(prepared: PreparedContext, slot: RunSlot, call_id: int, ok: bool,
+                        value: Any) -> None:
+    """Settle a bridge call the job is awaiting: an entry into the isolate on its run's
+    behalf (a fresh context's host takes its key instead of a slot)."""
     payload = json.dumps(json.dumps(value))
-    key = _keyed(prepared) + ", " if prepared.host_key else ""
+    key = _keyed(prepared) + ", " if prepared.host_key else f"{slot.index}, "
     await prepared.racer.eval_async(
         f"{hidden.HOST}.reply({key}{int(call_id)}, {'true' if ok else 'false'}, {payload})")

@@ -10,11 +10,18 @@ call); it is private API, hence the exact pin.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import threading
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import py_mini_racer
 from py_mini_racer import MiniRacer
+from py_mini_racer._context import Context as _Context
 from py_mini_racer._exc import (
+    JSConversionException,
     JSEvalException,
     JSOOMException,
     JSParseException,
@@ -25,6 +32,36 @@ from py_mini_racer._objects import _ERRORS, ObjectFactoryImpl, _MiniRacerTypes
 from shared.text import clean_text
 
 __all__ = ["EvalError", "OutOfMemory", "ParseError", "Racer", "first_line"]
+
+# V8's own isolate functions, which libmini_racer.so exports: the isolate a callback
+# from V8 runs on, and stopping the JavaScript it runs from another thread (mini-racer's
+# task cancel cannot stop a loop that runs in microtasks after its task ended).
+_LIB = ctypes.CDLL(str(Path(py_mini_racer.__file__).parent / "libmini_racer.so"))
+_TRY_GET_CURRENT = _LIB._ZN2v87Isolate13TryGetCurrentEv
+_TRY_GET_CURRENT.restype = ctypes.c_void_p
+_TERMINATE = _LIB._ZN2v87Isolate18TerminateExecutionEv
+_TERMINATE.argtypes = [ctypes.c_void_p]
+_CANCEL_TERMINATE = _LIB._ZN2v87Isolate24CancelTerminateExecutionEv
+_CANCEL_TERMINATE.argtypes = [ctypes.c_void_p]
+_IS_TERMINATING = _LIB._ZN2v87Isolate22IsExecutionTerminatingEv
+_IS_TERMINATING.argtypes = [ctypes.c_void_p]
+_IS_TERMINATING.restype = ctypes.c_bool
+_from_v8 = _Context.handle_callback_from_v8
+
+
+def _noting_callback_from_v8(self: Any, callback_id: int, raw: Any) -> None:
+    # On the isolate's own thread, inside V8: the one place its pointer can be read.
+    if getattr(self, "_webjob_isolate", None) is None:
+        object.__setattr__(self, "_webjob_isolate", (_TRY_GET_CURRENT(), threading.get_native_id()))
+    _from_v8(self, callback_id, raw)
+
+
+_Context.handle_callback_from_v8 = _noting_callback_from_v8  # type: ignore[method-assign,assignment]
+
+
+def _thread_cpu_clock(tid: int) -> int:
+    # Linux's clock id for one thread's CPU time (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)).
+    return ((~tid) << 3) | 6
 
 ParseError = JSParseException
 OutOfMemory = JSOOMException
@@ -59,6 +96,11 @@ class _LenientObjects(ObjectFactoryImpl):
     def value_handle_to_python(self, ctx: Any, val_handle: Any) -> Any:
         try:
             return super().value_handle_to_python(ctx, val_handle)
+        except JSConversionException:
+            # An eval that TerminateExecution stopped comes back with no value: said as
+            # an error, so that whoever awaits it hears of it (mini-racer would leave
+            # the eval's future unsettled for ever).
+            raise JSEvalException("The evaluation was stopped") from None
         except UnicodeDecodeError:
             contents = val_handle.raw.contents
             typ, text = contents.type, _lenient_text(contents.value.bytes_val[0:contents.len])
@@ -117,6 +159,35 @@ class Racer:
 
     def eval(self, code: str) -> Any:
         return self._mr.eval(code)
+
+    def learn_isolate(self) -> None:
+        """Read the isolate's pointer and thread, which ``terminate`` and ``cpu_ns`` need:
+        every eval's result comes back through a callback from V8, on its thread."""
+        ctx = self._mr._ctx
+        if getattr(ctx, "_webjob_isolate", None) is None:
+            self._mr.eval("0")
+        if getattr(ctx, "_webjob_isolate", None) is None:
+            raise RuntimeError("V8 never called back: the isolate is unknown")
+
+    def _isolate(self) -> tuple[int, int]:
+        known: tuple[int, int] | None = getattr(self._mr._ctx, "_webjob_isolate", None)
+        if known is None:
+            raise RuntimeError("learn_isolate() first")
+        return known
+
+    def terminate(self) -> None:
+        """Stop the JavaScript the isolate runs now, from any thread (V8's
+        TerminateExecution): it unwinds without running catch or finally blocks."""
+        _TERMINATE(self._isolate()[0])
+
+    def cancel_terminate(self) -> None:
+        """Take back a ``terminate`` that found no JavaScript running (else it would stop
+        the next code the isolate runs)."""
+        _CANCEL_TERMINATE(self._isolate()[0])
+
+    def cpu_ns(self) -> int:
+        """CPU time of the isolate's thread (where all its JavaScript runs), from any thread."""
+        return time.clock_gettime_ns(_thread_cpu_clock(self._isolate()[1]))
 
     async def eval_async(self, code: str) -> Any:
         # The cancelable form keeps the asyncio loop running while JS runs, so

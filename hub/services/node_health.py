@@ -35,7 +35,8 @@ class NodeHealth:
         return Health(ok=ready, node=self.node, workersRunning=counts["workersRunning"],
                       workersQueued=counts["workersQueued"], workersMax=counts["workersMax"],
                       workers=counts["workers"], idle=counts["idle"],
-                      starting=counts["starting"], problem=None if ready else NO_WORKER)
+                      starting=counts["starting"], problem=None if ready else NO_WORKER,
+                      runsInFlight=counts["runsInFlight"], runsPerWorker=counts["runsPerWorker"])
 
     def slots(self) -> RunSlots:
         counts = self.engine.metrics()

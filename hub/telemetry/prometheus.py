@@ -37,6 +37,8 @@ class LiveFigures:
     engine: Callable[[], dict[str, int]]
     spooled: Callable[[], int]
     history_up: Callable[[], bool]
+    # Runs in flight on each worker process, by pid (``Engine.worker_loads``).
+    worker_loads: Callable[[], dict[int, int]] = dict
 
 
 class _LiveCollector(Collector):
@@ -49,14 +51,21 @@ class _LiveCollector(Collector):
                                     labels=["state"])
         starting = counts.get("starting", 0)
         idle = counts.get("idle", 0)
-        busy = max(0, counts.get("workers", 0) - idle)
+        busy = counts.get("busy", max(0, counts.get("workers", 0) - idle))
         for state, value in (("busy", busy), ("idle", idle), ("starting", starting)):
             workers.add_metric([state], value)
         yield workers
         yield GaugeMetricFamily("webjobs_queue_depth", "Runs waiting for a slot or a worker",
                                 value=counts.get("workersQueued", 0))
-        yield GaugeMetricFamily("webjobs_runs_in_flight", "Runs holding a slot now",
-                                value=counts.get("workersRunning", 0))
+        yield GaugeMetricFamily("webjobs_runs_in_flight", "Runs on workers now",
+                                value=counts.get("runsInFlight", counts.get("workersRunning", 0)))
+        per_worker = GaugeMetricFamily("webjobs_worker_runs",
+                                       "Runs in flight on each worker process (its warm "
+                                       "isolate serves up to WEBJOB_RUNS_PER_WORKER)",
+                                       labels=["worker"])
+        for pid, runs in sorted(self.figures.worker_loads().items()):
+            per_worker.add_metric([str(pid)], runs)
+        yield per_worker
         yield GaugeMetricFamily("webjobs_history_spool_depth",
                                 "History records waiting in the spool file",
                                 value=self.figures.spooled())

@@ -13,10 +13,12 @@ class Health:
 
     ok: bool
     node: str
-    workersRunning: int  # runs holding a slot now
-    workersQueued: int  # runs waiting for a slot
-    workersMax: int  # slots (WEBJOB_MAX_CONCURRENT)
+    workersRunning: int  # worker processes holding runs now
+    workersQueued: int  # runs waiting for a place
+    workersMax: int  # worker processes that may hold runs at once (WEBJOB_MAX_CONCURRENT)
     workers: int  # worker processes alive or starting
-    idle: int  # of those, ready for a run
+    idle: int  # of those, ready and holding no run
     starting: int  # being started (a replacement, or the pool filling)
     problem: str | None = None  # only while not ok
+    runsInFlight: int = 0  # runs on workers now (several can share one worker)
+    runsPerWorker: int = 1  # runs one worker serves at once (WEBJOB_RUNS_PER_WORKER)

@@ -154,8 +154,14 @@ async def _both(harness: EngineHarness, a: tuple[str, dict[str, Any]],
 
 def together(harness: EngineHarness, a: tuple[str, dict[str, Any]],
              b: tuple[str, dict[str, Any]]) -> list[RunResult]:
-    """A and B at the same time, on two workers."""
+    """A and B at the same time: on two workers (``duo``), or interleaved in one
+    worker's isolate (``solo``, which serves several runs at once)."""
     return harness.call(_both(harness, a, b))
+
+
+def waiting_first(probe: str, wait_ms: int = 30) -> str:
+    """B's probe after B has waited in the isolate while A attacks beside it."""
+    return f"await new Promise((r) => setTimeout(r, {wait_ms}));\n{probe}"
 
 
 def answer(result: RunResult) -> Any:
@@ -194,6 +200,11 @@ def battery(on: Bench, pair: Pair, rounds: int = 6, side_by_side: int = 3) -> No
     assert pids(solo) == before, "the worker was replaced"  # one worker served every run
     for _ in range(side_by_side):
         a, b = together(duo, (pair.attack(linger_ms=15), pair.a_kw), (pair.probe, pair.b_kw))
+        assert_a_finished(a)
+        assert_pristine(b, pair)
+        # interleaved in one isolate: B starts, waits; A attacks while B waits; B probes
+        a, b = together(solo, (pair.attack(linger_ms=5), pair.a_kw),
+                        (waiting_first(pair.probe), pair.b_kw))
         assert_a_finished(a)
         assert_pristine(b, pair)
 

@@ -71,7 +71,9 @@ _PROXY_VARIABLES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 
 
 def test_not_ready_while_every_slot_is_busy_and_runs_wait(start_hub) -> None:  # type: ignore[no-untyped-def]
+    # One place on the node: one worker, one run at a time on it.
     hub: HubProcess = start_hub({"WEBJOB_MAX_CONCURRENT": "1", "WEBJOB_SPARE_WORKERS": "0",
+                                 "WEBJOB_RUNS_PER_WORKER": "1",
                                  "WEBJOB_QUEUE_TIMEOUT_MS": "20000"}, {"public_slow": SLOW})
     answers: list[int] = []
 

@@ -25,6 +25,7 @@ TREE = {
     "JOB-002": ("ModuleNotApproved", 500),
     "JOB-003": ("LimitExceeded", 500),
     "JOB-004": ("NoResult", 500),
+    "JOB-005": ("NeighbourBroke", 500),
     "HUB-001": ("BadRequest", 400),
     "HUB-007": ("BadJobName", 400),
     "HUB-008": ("JobDoesNotParse", 400),

@@ -15,7 +15,7 @@
   delete G.__webjob_sandbox;
   const { defineProperty, getOwnPropertyDescriptor, freeze, keys } = Object;
   const { parse } = JSON;
-  const run = sandbox.newRun();
+  const run = sandbox.newRun(0, undefined);  // one run: the channel's only slot
   let started = false;
   let key = null;
 

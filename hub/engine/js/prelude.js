@@ -93,48 +93,61 @@
   });
 
   // ---- console channel: a ring in shared memory the worker reads directly -----
-  // Frames are [length:u32 LE][UTF-8 JSON]; the worker reads them with its own
-  // cursor without the isolate, so a line logged just before a busy loop still
-  // reaches it. cursors[0] = bytes written, cursors[1] = bytes read (worker).
-  // After the ring, a small outcome area: a synchronous job's outcome (when short)
-  // is left there, so the worker reads it without another round trip into V8.
+  // One slot per run the context holds at once (layout.slots; a warm isolate serves
+  // several runs, interleaved at their awaits), each a run's own: frames are
+  // [length:u32 LE][UTF-8 JSON]; the worker reads them with its own cursor without
+  // the isolate, so a line logged just before a busy loop still reaches it.
+  // cursors[0] = bytes written, cursors[1] = bytes read (worker). After the ring, a
+  // small outcome area: a run's outcome (when short) is left there, so the worker
+  // reads it without another round trip into V8. The header's first cell says which
+  // slot's code the isolate runs (enter()), for the worker's CPU monitor.
   // The layout is hub/engine/hidden.py's, handed over as __webjob_protocol.
   const CHANNEL_BYTES = layout.ringBytes;
   const OUTCOME_BYTES = layout.outcomeBytes;
   const channelMemory = new SAB(layout.memoryBytes);
-  const cursors = new Int32(channelMemory, 0, 2);
-  const ring = new U8(channelMemory, layout.ringAt, CHANNEL_BYTES);
-  const outcomeLength = new Int32(channelMemory, layout.outcomeAt, 1);
-  const outcomeBytes = new U8(channelMemory, layout.outcomeAt + 8, OUTCOME_BYTES);
-  const channelReset = (function channelReset() {
-    atomicStore(outcomeLength, 0, -1);
-    atomicStore(cursors, 0, 0);
-    atomicStore(cursors, 1, 0);
-  });
-  channelReset();
-  // -1: no outcome yet; -2: settled, too long for this area (the worker asks for it)
-  const outcomeToMemory = (function outcomeToMemory(text) {
-    if (text.length > OUTCOME_BYTES / 3) {  // UTF-8 needs at most 3 bytes a code unit
-      atomicStore(outcomeLength, 0, -2);
-      return;
-    }
-    const data = bytes.utf8Encode(text);
-    bytes.ringPut(outcomeBytes, OUTCOME_BYTES, 0, data);
-    atomicStore(outcomeLength, 0, bytes.length(data));
-  });
-  // false once the ring is full: the rest of the run's lines take the slow path
-  const toChannel = (function toChannel(frame) {
-    const data = bytes.utf8Encode(frame);
-    const n = bytes.length(data);
-    const written = atomicLoad(cursors, 0);
-    if (written - atomicLoad(cursors, 1) + 4 + n > CHANNEL_BYTES) return false;
-    const head = new U8(4);
-    head[0] = n & 255; head[1] = (n >> 8) & 255; head[2] = (n >> 16) & 255; head[3] = (n >>> 24) & 255;
-    bytes.ringPut(ring, CHANNEL_BYTES, written, head);
-    bytes.ringPut(ring, CHANNEL_BYTES, written + 4, data);
-    atomicStore(cursors, 0, written + 4 + n);
-    return true;
-  });
+  const currentCell = new Int32(channelMemory, layout.currentAt, 1);
+  atomicStore(currentCell, 0, -1);
+  const enterSlot = (function enterSlot(slot) { atomicStore(currentCell, 0, slot); });
+  function slotChannel(slot) {
+    const at = layout.slotsAt + slot * layout.slotBytes;
+    const cursors = new Int32(channelMemory, at, 2);
+    const ring = new U8(channelMemory, at + layout.ringAt, CHANNEL_BYTES);
+    const outcomeLength = new Int32(channelMemory, at + layout.outcomeAt, 1);
+    const outcomeBytes = new U8(channelMemory, at + layout.outcomeAt + 8, OUTCOME_BYTES);
+    const reset = (function reset() {
+      atomicStore(outcomeLength, 0, -1);
+      atomicStore(cursors, 0, 0);
+      atomicStore(cursors, 1, 0);
+    });
+    reset();
+    // -1: no outcome yet; -2: settled, too long for this area (the worker asks for it)
+    const outcomeToMemory = (function outcomeToMemory(text) {
+      if (text.length > OUTCOME_BYTES / 3) {  // UTF-8 needs at most 3 bytes a code unit
+        atomicStore(outcomeLength, 0, -2);
+        return;
+      }
+      const data = bytes.utf8Encode(text);
+      bytes.ringPut(outcomeBytes, OUTCOME_BYTES, 0, data);
+      atomicStore(outcomeLength, 0, bytes.length(data));
+    });
+    // false once the ring is full: the rest of the run's lines take the slow path
+    const toChannel = (function toChannel(frame) {
+      const data = bytes.utf8Encode(frame);
+      const n = bytes.length(data);
+      const written = atomicLoad(cursors, 0);
+      if (written - atomicLoad(cursors, 1) + 4 + n > CHANNEL_BYTES) return false;
+      const head = new U8(4);
+      head[0] = n & 255; head[1] = (n >> 8) & 255; head[2] = (n >> 16) & 255; head[3] = (n >>> 24) & 255;
+      bytes.ringPut(ring, CHANNEL_BYTES, written, head);
+      bytes.ringPut(ring, CHANNEL_BYTES, written + 4, data);
+      atomicStore(cursors, 0, written + 4 + n);
+      return true;
+    });
+    return freeze({ slot, reset, outcomeToMemory, toChannel });
+  }
+  const channels = [];
+  for (let i = 0; i < layout.slots; i++) push(channels, slotChannel(i));
+  const channelOf = (function channelOf(slot) { return channels[slot]; });
 
   // ---- console formatting of values that are not plain text -----------------
   function describe(v) {
@@ -268,8 +281,8 @@
     note, wake, done, bytes, responses, cryptoHost, debugRuntime, apply, stringify, parse, freeze,
     NativePromise, thenOf, mapGet, mapSet, mapHas,
     mapDelete, mapClear, push, strSlice, strIndexOf, regExec, now, ErrorC, TypeErrorC, isArray,
-    StringC, NumberC, floor, MapC, enc, later, cancelWaits, channelMemory, channelReset,
-    outcomeToMemory, toChannel, format, signWith, verifyWith, httpOptions, httpResponse,
+    StringC, NumberC, floor, MapC, enc, later, cancelWaits, channelMemory, channelOf, enterSlot,
+    format, signWith, verifyWith, httpOptions, httpResponse,
     requestView, secretsApi, provide, moduleOf }) });
 })();
 //# sourceURL=webjobs:prelude

@@ -1,8 +1,11 @@
 // One run's state and globals, made by newRun() for every run (evaluated once per
 // context, after prelude.js, whose __webjob_kit it takes). A run owns its console,
-// timers, bridge calls, outcome, limits and secrets; when it settles, its timers and
-// waits are cancelled and everything it still does is ignored, so nothing of one run
-// reaches the next one in a warm isolate. The host script (fresh_host.js or
+// timers, bridge calls, outcome, limits, secrets and its slot of the channel memory;
+// when it settles (or the worker ends it), its timers and waits are cancelled and
+// everything it still does is ignored, so nothing of one run reaches another in a
+// warm isolate, where runs that wait share it with others, interleaved at their awaits.
+// Every entry into the isolate on a run's behalf that the host does not make itself (a
+// timer firing) calls the run's enter() first: the host then knows whose code runs. The host script (fresh_host.js or
 // warm_host.js) takes __webjob_sandbox: `newRun`, `provide`, the channel memory and its
 // reset, and the objects every run shares (`shared`, which the warm host hardens).
 (() => {
@@ -13,7 +16,7 @@
   const { note, wake, done, responses, cryptoHost, debugRuntime, apply, stringify, parse, freeze,
     NativePromise, thenOf, mapGet, mapSet, mapHas, mapDelete, mapClear, push, strSlice, strIndexOf,
     regExec, now, ErrorC, TypeErrorC, isArray, StringC, NumberC, floor, MapC, enc, later, cancelWaits,
-    outcomeToMemory, toChannel, format, signWith, verifyWith, httpOptions, httpResponse, requestView,
+    channelOf, enterSlot, format, signWith, verifyWith, httpOptions, httpResponse, requestView,
     secretsApi, moduleOf } = kit;
   const MB = 1024 * 1024;
   const CONSOLE_CAP = 8 * 1024 * 1024;  // characters, plus 32 a line: the rest is dropped
@@ -76,7 +79,14 @@
     return typeof origin === 'number' && origin <= started && started - origin < 5000 ? origin : started;
   }
 
-  function newRun() {
+  // slot: the run's part of the channel memory (and its tag on every note); onEnter: the
+  // host's hook for an entry of this run (the warm host's `current`), or undefined.
+  function newRun(slot, onEnter) {
+    const channel = channelOf(slot);
+    if (channel === undefined) throw new ErrorC('No such channel slot');
+    channel.reset();
+    const tag = StringC(slot) + ':';
+    const enter = () => { enterSlot(slot); if (onEnter !== undefined) onEnter(); };
     let spec = null;
     let outcome = null;        // "meta\nbody" once the run settled
     let asyncMode = false;     // the host waits for a notification
@@ -103,6 +113,7 @@
       const delay = NumberC(ms) > 0 ? NumberC(ms) : 0;
       const fire = () => {
         if (ended || !mapHas(timers, id)) return;
+        enter();
         if (!repeat) mapDelete(timers, id);
         try { apply(fn, undefined, args); } catch (err) { fail(err, 'timer'); return; }
         if (repeat && mapHas(timers, id)) later(delay, fire, waits);
@@ -116,9 +127,11 @@
     // ---- console -----------------------------------------------------------------
     const takeBuffer = () => { const lines = logBuffer; logBuffer = []; return lines; };
     function flush() {
+      if (ended) return;
+      enter();
       flushQueued = false;
       lastFlush = now();
-      if (logBuffer.length && outcome === null) note('L' + enc(takeBuffer()));
+      if (logBuffer.length && outcome === null) note('L' + tag + enc(takeBuffer()));
     }
     // Not watched live, a line is just kept and leaves with the outcome (the cheap
     // path: a killed run's worker dies with its memory either way). Watched live, it
@@ -138,7 +151,7 @@
       if (message.length > LINE_CAP) message = strSlice(message, 0, LINE_CAP) + ` \u2026 [${message.length} chars]`;
       const line = [level, message, elapsed()];
       if (live && channelOpen) {
-        if (toChannel('["' + level + '",' + stringify(message) + ',' + line[2] + ']')) { wake(); return; }
+        if (channel.toChannel('["' + level + '",' + stringify(message) + ',' + line[2] + ']')) { wake(); return; }
         channelOpen = false;
       }
       push(logBuffer, line);
@@ -163,7 +176,7 @@
       let head;
       try { head = enc({ ...meta, logs: takeBuffer() }); } catch (e) { head = BROKEN; }
       outcome = head + '\n' + (typeof body === 'string' ? body : '');
-      outcomeToMemory(outcome);
+      channel.outcomeToMemory(outcome);
       try { mapClear(timers); mapClear(calls); cancelWaits(waits); } catch (e) { /* the run is over anyway */ }
       if (asyncMode) done();
     }
@@ -218,7 +231,11 @@
         let self = null;
         super((resolve, reject) => executor(resolve, (reason) => {
           reject(reason);
-          later(1, () => { if (self && !self[HANDLED]) fail(reason, 'unhandled rejection'); }, waits);
+          later(1, () => {
+            if (ended || !self || self[HANDLED]) return;
+            enter();
+            fail(reason, 'unhandled rejection');
+          }, waits);
         }));
         self = this;
       }
@@ -258,7 +275,7 @@
       const id = nextCall++;
       return new JobPromise((resolve, reject) => {
         mapSet(calls, id, { resolve, reject });
-        note('C{"id":' + id + ',"op":' + stringify(StringC(op)) + ',"args":'
+        note('C' + tag + '{"id":' + id + ',"op":' + stringify(StringC(op)) + ',"args":'
           + (typeof argsJson === 'string' ? argsJson : 'null') + '}');
       });
     }
@@ -346,6 +363,15 @@
       fail,
       poll: () => (outcome === null ? '' : outcome),
       ended: () => ended,
+      enter,
+      // The worker ends a run that has not settled (its runtime is up, its caller has
+      // gone): no outcome; its timers, waits and calls go, and what it still does is ignored.
+      cancel() {
+        if (ended) return;
+        ended = true;
+        outcome = '';
+        try { mapClear(timers); mapClear(calls); cancelWaits(waits); } catch (e) { /* over anyway */ }
+      },
       reply(id, ok, valueJson) {
         const call = mapGet(calls, id);
         if (!call) return;
@@ -365,7 +391,7 @@
   }
 
   Object.defineProperty(G, '__webjob_sandbox', { configurable: true,
-    value: freeze({ newRun, provide: kit.provide, channelMemory: kit.channelMemory, channelReset: kit.channelReset,
+    value: freeze({ newRun, provide: kit.provide, channelMemory: kit.channelMemory, enterSlot: kit.enterSlot,
       shared: freeze([response, cryptoHost.crypto]) }) });
 })();
 //# sourceURL=webjobs:run

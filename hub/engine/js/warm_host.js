@@ -1,6 +1,11 @@
 // The host of a warm isolate: evaluated once, after SES's lockdown() and the whole
-// sandbox, it hardens everything runs share and then serves run after run, each in
-// a new SES Compartment with globals of its own (run.js's newRun()).
+// sandbox, it hardens everything runs share and then serves runs, each in a new SES
+// Compartment with globals of its own (run.js's newRun()): one after another, and up
+// to the worker's WEBJOB_RUNS_PER_WORKER at once, interleaved at their awaits. Each
+// run has a slot (the worker's number for it); every entry into the isolate is made on
+// behalf of one run (its start, a bridge reply, a timer: run.js's enter()), and the
+// microtasks that follow are that run's until the queue drains, so `current` is the
+// run whose code runs now.
 //
 // A run's job is compiled by the worker as a top-level script
 //   __webjob_host.runWarm(spec, function (<NAMES>) { return function () { 'use strict'; <body> } })
@@ -117,7 +122,8 @@
     return hardenF(JobError);
   }
 
-  let current = null;  // the run this isolate serves now: { run, globals }
+  let current = null;  // the run whose code runs now (its last entry): { run, globals }
+  const runs = new Map();  // slot -> { run, globals }: the runs started, until the slot is reused
   // Shared code (the web APIs) reads these from the global when it is called: they
   // reach the run it was called for.
   const forward = (name) => function (...args) {
@@ -166,12 +172,17 @@
     return values;
   }
 
-  function runWarm(specJson, outer) {
-    if (current !== null && !current.run.ended()) throw new ErrorC('A run is already started');
-    sandbox.channelReset();
-    const run = sandbox.newRun();
+  // seq: the worker's number for this run of the isolate, so that an end meant for an
+  // earlier run of the slot never reaches a later one.
+  function runWarm(specJson, slot, seq, outer) {
+    const prior = runs.get(slot);
+    if (prior !== undefined) prior.run.cancel();  // the worker has given the slot on
+    let entry = null;
+    const run = sandbox.newRun(slot, () => { current = entry; });
     const globals = run.globals(parse(specJson));
-    current = { run, globals };
+    entry = { run, globals, seq };
+    runs.set(slot, entry);
+    run.enter();
     let job;
     try {
       // eval() and new Function() code in the job evaluates in the compartment, and
@@ -191,14 +202,25 @@
     run.start(job);
   }
 
+  const entryOf = (slot) => {
+    const entry = runs.get(slot);
+    if (entry !== undefined) entry.run.enter();
+    return entry;
+  };
   const host = freeze({
     runWarm,
-    poll: () => (current === null ? '' : current.run.poll()),
-    reply: (id, ok, valueJson) => { if (current !== null) current.run.reply(id, ok, valueJson); },
+    poll: (slot) => { const e = runs.get(slot); return e === undefined ? '' : e.run.poll(); },
+    reply: (slot, id, ok, valueJson) => { const e = entryOf(slot); if (e !== undefined) e.run.reply(id, ok, valueJson); },
+    // The worker ends a run that has not settled: the run alone, the isolate goes on.
+    end: (slot, seq) => {
+      const e = runs.get(slot);
+      if (e !== undefined && e.seq === seq) { e.run.cancel(); runs.delete(slot); }
+    },
     provide(name, value) { sandbox.provide(name, hardenF(guarded(name, value))); },
     // The worker's question once a run has answered: this eval only gets a turn when
     // the isolate is idle, so no answer in time means something of the run still spins.
-    idle() { current = null; return 'idle'; },
+    // Asked only when the worker holds no run: what ended runs left goes with them.
+    idle() { current = null; runs.clear(); sandbox.enterSlot(-1); return 'idle'; },
     seal,
     names: () => stringify(names),
   });

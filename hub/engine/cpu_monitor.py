@@ -1,0 +1,212 @@
+"""CPU per run in a warm isolate that holds several runs at once.
+
+Every entry into the isolate is made on behalf of one run (its start, a bridge reply,
+a timer) and writes that run's slot into the channel memory's header first (run.js's
+``enter``); the microtasks that follow are the same run's until the queue drains. A
+thread of the worker reads the isolate thread's own CPU clock every ``TICK_S`` and
+charges what it grew by to the slot the header names, so a run that spins is charged
+for it, and one that waits is not. A run over its CPU limit is stopped with V8's
+``TerminateExecution`` (it unwinds that run's code only); CPU that grows for a slot no
+run holds (what an ended run left spinning) is stopped the same way. If the isolate
+still burns CPU for the same slot ``HOPELESS_S`` after the stop, nothing in this
+process can stop it: ``on_hopeless`` ends the worker.
+
+The charge is as fine as the tick: a run that enters just before a tick may be charged
+a few ms its neighbour spent. Work the worker does in the isolate for no run (loading
+a module) is charged to nobody (``own_work``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from hub.engine import hidden, v8
+from hub.engine.channel import current_slot
+
+TICK_S = 0.005
+# CPU an ended run's leftovers may spin for, without a pause, before they are stopped.
+LEFTOVER_NS = 250_000_000
+# How long a stop may take before the isolate is given up on.
+HOPELESS_S = 0.5
+
+
+# Resident memory beyond the runs' own Memory: the worker's Python and V8 baseline and
+# ordinary external buffers (the hub's watchdog for a run alone allows the same).
+RSS_HEADROOM_MB = 192
+_RSS_EVERY = 4  # ticks between reads of the resident memory
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def resident_mb() -> int:
+    with open("/proc/self/statm", "rb") as fh:
+        return int(fh.read().split()[1]) * _PAGE // (1024 * 1024)
+
+
+@dataclass
+class _Held:
+    run: str
+    limit_ns: int
+    memory_mb: int
+    spent_ns: int = 0
+
+
+class CpuMonitor:
+    def __init__(self, racer: v8.Racer, memory: memoryview,
+                 on_stop: Callable[[int, str, str], None],
+                 on_hopeless: Callable[[str, str], None]) -> None:
+        """``on_stop(slot, run, limit)`` and ``on_hopeless(run, limit)`` are called on the
+        monitor's thread; ``run`` is "" for leftovers of a run that has ended."""
+        self._racer, self._memory = racer, memory
+        self._on_stop, self._on_hopeless = on_stop, on_hopeless
+        self._lock = threading.Lock()
+        self._held: dict[int, _Held] = {}
+        self._last_run: dict[int, str] = {}  # slot -> the run that held it last
+        self._wanted = threading.Event()
+        self._closed = False
+        self._own = 0
+        self._leftover_ns = 0
+        self._leftover_slot = -1
+        self._tick_ns = int(TICK_S * 1e9)  # how long the last tick really took
+        self._stopping: tuple[int, str, str, float] | None = None
+        self._ticks = 0
+        self._rss_base = 0  # resident MB when the first of the runs held now arrived
+        self._thread = threading.Thread(target=self._watch, name="cpu-monitor", daemon=True)
+        self._thread.start()
+
+    def hold(self, slot: int, run: str, limit_ms: int, memory_mb: int = 0) -> None:
+        with self._lock:
+            if not self._held:
+                self._rss_base = resident_mb()
+            self._held[slot] = _Held(run, limit_ms * 1_000_000, memory_mb)
+            self._last_run[slot] = run
+        self._wanted.set()
+
+    def release(self, slot: int) -> int:
+        """The run in ``slot`` is over: the CPU charged to it, in ms."""
+        with self._lock:
+            held = self._held.pop(slot, None)
+            if not self._held:
+                self._wanted.clear()
+        return held.spent_ns // 1_000_000 if held is not None else 0
+
+    def stop(self, slot: int, limit: str) -> bool:
+        """Stop the run in ``slot`` if its code runs now (its runtime is up); False when
+        it does not (it waits: the worker ends it with an eval instead)."""
+        with self._lock:
+            held = self._held.get(slot)
+            if self._closed:
+                return False
+            if held is None or current_slot(self._memory) != slot or not self._busy():
+                return False
+            self._terminate(slot, held.run, limit)
+        return True
+
+    @contextlib.contextmanager
+    def own_work(self) -> Iterator[None]:
+        with self._lock:
+            self._own += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._own -= 1
+
+    def close(self) -> None:
+        """Stop watching, before the isolate closes (the thread reads its clock and may
+        stop it: neither may happen to a closed isolate)."""
+        with self._lock:
+            self._closed = True
+        self._wanted.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _busy(self) -> bool:
+        # Whether the isolate's thread burns CPU now: most of 5 ms (a spinning run takes
+        # all of it; a short turn or a collection does not).
+        first = self._racer.cpu_ns()
+        time.sleep(0.005)
+        return self._racer.cpu_ns() - first > 3_500_000
+
+    def _terminate(self, slot: int, run: str, limit: str) -> None:
+        # Under the lock. The run learns of it through ``on_stop`` (on the worker's loop).
+        self._racer.terminate()
+        self._stopping = (slot, run, limit, time.monotonic())
+        self._on_stop(slot, run, limit)
+
+    def _watch(self) -> None:
+        last, last_wall = None, 0
+        while not self._closed:
+            if not self._wanted.is_set():
+                self._wanted.wait()
+                last = None
+                continue
+            if last is None:
+                last, last_wall = self._racer.cpu_ns(), time.monotonic_ns()
+            time.sleep(TICK_S)
+            with self._lock:
+                if self._closed:
+                    return
+                now, wall = self._racer.cpu_ns(), time.monotonic_ns()
+                grew, last = now - last, now
+                self._tick_ns, last_wall = wall - last_wall, wall
+                self._charge(grew)
+
+    def _settled(self, slot: int) -> bool:
+        # The outcome cell of the slot (channel.ConsoleChannel.settled, without the object).
+        at = hidden.slot_at(slot) + hidden.OUTCOME_AT
+        size = int.from_bytes(self._memory[at:at + 4], "little", signed=True)
+        return size >= 0 or size == -2
+
+    def _over_memory(self) -> bool:
+        # Memory outside V8's heap (ArrayBuffers' backing stores) is not in its limit:
+        # the process's resident memory is, against every held run's Memory together.
+        self._ticks += 1
+        if self._ticks % _RSS_EVERY:
+            return False
+        cap = self._rss_base + RSS_HEADROOM_MB + sum(h.memory_mb for h in self._held.values())
+        return resident_mb() > cap
+
+    def _spinning(self, slot: int, grew: int) -> bool:
+        """Whether CPU has gone to ``slot``'s leftovers, tick after busy tick, for
+        LEFTOVER_NS: a pause (a tick mostly idle) or another slot starts the count again,
+        so short pieces of work for no run (a timer of an ended run, an end) never add up."""
+        # a tenth of the tick: on a crowded machine a spinning thread gets far less than a core
+        if grew < self._tick_ns / 10 or slot != self._leftover_slot:
+            self._leftover_slot, self._leftover_ns = slot, 0
+        self._leftover_ns += grew
+        if self._leftover_ns <= LEFTOVER_NS:
+            return False
+        self._leftover_ns = 0
+        return True
+
+    def _charge(self, grew: int) -> None:
+        slot = current_slot(self._memory)
+        stopping = self._stopping
+        if stopping is not None:
+            if grew < TICK_S * 1e9 / 4 or slot != stopping[0]:
+                self._stopping = None  # the stop took
+            elif time.monotonic() - stopping[3] > HOPELESS_S:
+                self._on_hopeless(stopping[1], stopping[2])
+                return
+        if grew <= 0 or self._own:
+            return
+        held = self._held.get(slot)
+        if held is None:
+            if self._spinning(slot, grew) and self._stopping is None:
+                self._terminate(slot, self._last_run.get(slot, ""), "leftover")
+            return
+        held.spent_ns += grew
+        if self._stopping is not None:
+            return
+        if self._settled(slot):  # it has answered: what spins now is what it left behind
+            if self._spinning(slot, grew):
+                self._terminate(slot, held.run, "leftover")
+        elif held.spent_ns > held.limit_ns:
+            self._terminate(slot, held.run, "cpu")
+        elif self._over_memory():
+            self._terminate(slot, held.run, "memory")
