@@ -92,6 +92,7 @@ class CpuMonitor:
             held = self._held.pop(slot, None)
             if not self._held:
                 self._wanted.clear()
+                self._stopping = None  # judged on the ticks of the runs it held, not later ones
         return held.spent_ns // 1_000_000 if held is not None else 0
 
     def stop(self, slot: int, limit: str) -> bool:

@@ -71,6 +71,7 @@ class Worker:
         self.recent_modules: deque[list[dict[str, str]]] = deque(maxlen=20)
         self.recent_fresh: deque[bool] = deque(maxlen=20)
         self.getting_ready: asyncio.Future[None] | None = None  # settling or building
+        self.renewed: asyncio.Event | None = None  # set once a broken isolate is replaced
         self.slot_turn = 0  # slots are given out in turn: an ended run's slot rests longest
         # A bare context that only ever parses. It is kept for the worker's life for
         # a second reason: V8 tears down its process-wide state (the read-only heap
@@ -120,8 +121,7 @@ class Worker:
                         **(given if isinstance(given, dict) else {})}
         cpu0, began = time.process_time(), time.monotonic()
         try:
-            while self.getting_ready is not None:  # a settle or a new isolate, under way
-                await asyncio.shield(self.getting_ready)
+            await self._isolate_fit(fresh)
             if entry.ended is not None:  # the hub ended it before it could start
                 outcome = _limit_failure(entry.ended, entry.limits)
             else:
@@ -196,7 +196,7 @@ class Worker:
         if isolate.lost and not isolate.retiring:
             isolate.retiring = True
             _send({"t": "closed"})
-        if self.runs:
+        if self._running():
             return
         self.getting_ready = asyncio.get_running_loop().create_future()
         try:
@@ -210,6 +210,32 @@ class Worker:
         finally:
             ready, self.getting_ready = self.getting_ready, None
             ready.set_result(None)
+            renewed, self.renewed = self.renewed, None
+            if renewed is not None:
+                renewed.set()
+
+    def _running(self) -> bool:
+        """Whether a run is in the isolate or a fresh context now (not just waiting)."""
+        return any(e.slot is not None or e.fresh is not None for e in self.runs.values())
+
+    async def _isolate_fit(self, fresh: bool) -> None:
+        """Wait until a run can start: not while the isolate is being checked or built,
+        nor in an isolate a run broke (the run starts in its replacement: a stopped
+        run may leave broken state, and what still spins there is not to be charged to
+        a new run)."""
+        while True:
+            if self.getting_ready is not None:
+                await asyncio.shield(self.getting_ready)
+                continue
+            isolate = self.isolate
+            if fresh or isolate is None or not isolate.lost:
+                return
+            if not self._running():
+                await self._after_run(False, 0.0)  # nothing left in it: replaced now
+                continue
+            if self.renewed is None:
+                self.renewed = asyncio.Event()
+            await self.renewed.wait()
 
     def _drop_isolate(self) -> None:
         isolate, monitor = self.isolate, self.monitor
@@ -333,7 +359,8 @@ async def _stop_leftovers(isolate: warm.WarmIsolate) -> warm.Fitness:
 
 
 async def _quietly(work: Any) -> None:
-    with contextlib.suppress(v8.EvalError):
+    # An end in the background: the isolate may have stopped it or been closed since.
+    with contextlib.suppress(Exception):
         await work
 
 

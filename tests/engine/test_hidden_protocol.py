@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hub.engine import hidden, sandbox, scripts, warm
+from hub.engine import channel, hidden, sandbox, scripts, warm
 
 ENGINE = Path(__file__).parents[2] / "hub" / "engine"
 HIDDEN_NAME = re.compile(r"__webjob_[a-z_]+")
@@ -32,8 +32,8 @@ def test_every_hidden_name_in_the_engine_is_declared_once_in_hidden_py() -> None
     assert used and used <= set(hidden.ALL), sorted(used - set(hidden.ALL))
 
 
-async def set_up(kind: str) -> sandbox.PreparedContext:
-    return warm.build() if kind == "warm" else await sandbox.prepare_context()
+async def set_up(kind: str, slots: int = 1) -> sandbox.PreparedContext:
+    return warm.build(slots=slots) if kind == "warm" else await sandbox.prepare_context()
 
 
 @pytest.mark.parametrize("kind", ["warm", "fresh"])
@@ -49,34 +49,53 @@ def test_only_the_host_object_is_left_on_the_global(kind: str) -> None:
     assert asyncio.run(left()) == [hidden.HOST]
 
 
-async def _live_run(kind: str) -> tuple[list[Any], str | None, sandbox.RawOutcome]:
-    context = await set_up(kind)
+async def _live_run(kind: str) -> tuple[list[Any], str | None, sandbox.RawOutcome, dict[str, Any]]:
+    # A warm isolate holds several runs, each in its own slot of the channel memory: the
+    # run goes to a slot past the first, so the slots' offsets are checked on both sides.
+    context = await set_up(kind, slots=3)
     try:
         lines: list[Any] = []
-        context.on_log = lines.extend
         source = "for (let i = 0; i < 3; i++) console.log('line ' + i); return 'é✓'"
         spec = {**SPEC, "live": True}
         if isinstance(context, warm.WarmIsolate):
-            outcome = await warm.run(context, source, spec, 64, live=True)
+            slot = context.slots[1]
+            slot.take(lines.extend, None)
+            try:
+                outcome = await warm.run(context, source, spec, 64, live=True, slot=slot)
+            finally:
+                slot.free()
         else:
-            outcome = await sandbox.run_in_context(context, source, spec, 64, live=True)
-        assert context.channel is not None
-        return lines, context.channel.outcome(), outcome
+            slot = context.slots[0]
+            outcome = await sandbox.run_in_context(context, source, spec, 64, live=True,
+                                                   on_log=lines.extend)
+        assert context.memory is not None
+        others = {"current": channel.current_slot(context.memory),
+                  "untouched": [s.channel.outcome() for s in context.slots if s is not slot]}
+        return lines, slot.channel.outcome(), outcome, others
     finally:
         context.close()
 
 
 @pytest.mark.parametrize("kind", ["warm", "fresh"])
 def test_the_worker_reads_what_the_sandbox_writes(kind: str) -> None:
-    lines, left, outcome = asyncio.run(_live_run(kind))
+    lines, left, outcome, others = asyncio.run(_live_run(kind))
     assert [line[:2] for line in lines] == [["log", f"line {i}"] for i in range(3)]
-    assert left is not None and left.endswith('\n"é✓"')  # the short outcome, in memory
+    assert left is not None and left.endswith('\n"é✓"')  # the short outcome, in its slot
     assert outcome.meta["ok"] and outcome.body == '"é✓"'
+    assert others["untouched"] == ([None, None] if kind == "warm" else [])  # no other slot's
+    if kind == "warm":  # the header names the slot whose code ran
+        assert others["current"] == 1
 
 
-def test_the_layout_the_sandbox_gets_is_hidden_py_s() -> None:
-    first = sandbox.sandbox_script(scripts.FRESH_HOST).split(scripts.JOIN)[0]
-    assert first == hidden.protocol_script()
+@pytest.mark.parametrize("slots", [1, 3])
+def test_the_layout_the_sandbox_gets_is_hidden_py_s(slots: int) -> None:
+    first = sandbox.sandbox_script(scripts.FRESH_HOST, slots=slots).split(scripts.JOIN)[0]
+    assert first == hidden.protocol_script(slots)
     layout = json.loads(first.split("=", 1)[1].rstrip(";"))
-    assert layout["memoryBytes"] == hidden.OUTCOME_AT + 8 + hidden.OUTCOME_BYTES
+    assert layout["slots"] == slots
+    assert layout["slotBytes"] == hidden.OUTCOME_AT + 8 + hidden.OUTCOME_BYTES
+    assert layout["memoryBytes"] == hidden.memory_bytes(slots) == (
+        layout["slotsAt"] + slots * layout["slotBytes"])
     assert layout["outcomeAt"] == layout["ringAt"] + layout["ringBytes"]
+    assert layout["currentAt"] + 4 <= layout["slotsAt"]  # the header holds its cell
+    assert hidden.slot_at(slots - 1) + layout["slotBytes"] == layout["memoryBytes"]

@@ -6,10 +6,12 @@ import asyncio
 import os
 import signal
 import time
+from collections.abc import Callable
 
 import pytest
 
 from hub.engine.engine import EngineConfig, RunRequest, RunResult
+from hub.engine.pool import WorkerProcess
 from shared.errors import TooManyRequests
 from shared.header import Limits
 from tests.engine.conftest import EngineHarness, body_json
@@ -69,21 +71,34 @@ def test_one_four_gigabyte_buffer_is_refused(engine: EngineHarness) -> None:
     assert_healthy(engine)
 
 
-async def start_long_run(engine: EngineHarness) -> tuple[RunRequest, asyncio.Future[RunResult]]:
-    """A 10 s run, once it has a worker."""
-    started = asyncio.Event()
-    req = engine.request("await new Promise(r => setTimeout(r, 10000)); return 1",
-                         on_start=started.set)
+async def start_long_run(engine: EngineHarness, running: bool = False,
+                         ) -> tuple[RunRequest, asyncio.Future[RunResult]]:
+    """A 10 s run, once it has a place on a worker (``running``: once the worker runs it,
+    which its first console line, streamed live, says)."""
+    placed, going = asyncio.Event(), asyncio.Event()
+    req = engine.request("console.log('going'); await new Promise(r => setTimeout(r, 10000)); "
+                         "return 1", on_start=placed.set, on_log=lambda _line: going.set())
     task = asyncio.ensure_future(engine.engine.run(req))
-    await started.wait()
+    await (going if running else placed).wait()
     return req, task
+
+
+def holding(engine: EngineHarness, job_id: str) -> list[WorkerProcess]:
+    """The workers that hold a place for the run ``job_id``."""
+    return [w for w in engine.engine.pool._all if job_id in w.places]
+
+
+async def until(condition: Callable[[], bool], timeout_s: float = 5) -> None:
+    """Wait for what no event announces (a worker's report read by the pool)."""
+    async with asyncio.timeout(timeout_s):
+        while not condition():
+            await asyncio.sleep(0.01)
 
 
 def test_kill_minus_nine_mid_run(engine: EngineHarness) -> None:
     async def kill_when_running() -> RunResult:
-        _, task = await start_long_run(engine)
-        await asyncio.sleep(0.05)  # let the worker take the run
-        busy = [w for w in engine.engine.pool._all if w.owner is not None]
+        req, task = await start_long_run(engine, running=True)
+        busy = holding(engine, req.job_id)
         assert len(busy) == 1
         os.kill(busy[0].pid, signal.SIGKILL)
         return await task
@@ -95,22 +110,30 @@ def test_kill_minus_nine_mid_run(engine: EngineHarness) -> None:
 
 
 def test_stop_ends_a_run_now(engine: EngineHarness) -> None:
-    async def stop_it() -> RunResult:
-        req, task = await start_long_run(engine)
+    async def stop_it() -> tuple[RunResult, WorkerProcess]:
+        req, task = await start_long_run(engine, running=True)
         assert [r.job_id for r in engine.engine.running()] == [req.job_id]
+        [worker] = holding(engine, req.job_id)
         assert engine.engine.stop(req.job_id)
-        return await task
+        result = await task
+        # The run shared its worker: the worker ends it alone (it leaves its place)
+        # and the worker process goes on.
+        await until(lambda: req.job_id not in worker.places)
+        return result, worker
 
     t0 = time.monotonic()
-    result: RunResult = engine.call(stop_it())
+    result, worker = engine.call(stop_it())
     assert result.error is not None and result.error.message == "Stopped"
     assert time.monotonic() - t0 < 5
     assert engine.engine.running() == []
+    assert worker.alive and not worker.has_ended()
     assert_healthy(engine)
 
 
 def test_queue_timeout_refuses_with_429() -> None:
-    harness = EngineHarness(EngineConfig(max_concurrent=1, queue_timeout_ms=200))
+    # One worker holds runs, one run at a time: the first run takes the only place.
+    harness = EngineHarness(EngineConfig(max_concurrent=1, runs_per_worker=1,
+                                         queue_timeout_ms=200))
     try:
         async def crowd() -> list[object]:
             reqs = [harness.request("await new Promise(r => setTimeout(r, 600)); return 1")
@@ -123,28 +146,32 @@ def test_queue_timeout_refuses_with_429() -> None:
         done = [o for o in outcomes if isinstance(o, RunResult)]
         assert len(done) == 1 and done[0].ok
         assert len(refused) == 2 and refused[0].retry_after >= 1
+        assert harness.engine.pool.counts()["queued"] == 0
         assert body_json(harness.run("return 1")) == 1
     finally:
         harness.close()
 
 
 def test_cancelled_caller_leaves_the_queue() -> None:
-    harness = EngineHarness(EngineConfig(max_concurrent=1, queue_timeout_ms=5_000))
+    harness = EngineHarness(EngineConfig(max_concurrent=1, runs_per_worker=1,
+                                         queue_timeout_ms=5_000))
     try:
-        async def scenario() -> int:
-            blocker = asyncio.ensure_future(harness.engine.run(
-                harness.request("await new Promise(r => setTimeout(r, 300)); return 1")))
-            await asyncio.sleep(0.05)
+        async def scenario() -> tuple[int, int]:
+            placed = asyncio.Event()
+            blocker = asyncio.ensure_future(harness.engine.run(harness.request(
+                "await new Promise(r => setTimeout(r, 300)); return 1", on_start=placed.set)))
+            await placed.wait()  # the only place is taken
             waiter = asyncio.ensure_future(harness.engine.run(harness.request("return 2")))
-            await asyncio.sleep(0.05)
-            queued = harness.engine.gate.queued
+            await asyncio.sleep(0)  # one turn: it finds no place and joins the queue
+            queued = harness.engine.pool.counts()["queued"]
             waiter.cancel()
             await asyncio.gather(waiter, return_exceptions=True)
-            await blocker
-            return queued
+            left = harness.engine.pool.counts()["queued"]
+            assert (await blocker).ok
+            return queued, left
 
-        assert harness.call(scenario()) == 1
-        assert harness.engine.gate.queued == 0
+        assert harness.call(scenario()) == (1, 0)  # one in the queue, then none
+        assert harness.engine.pool.counts()["queued"] == 0
         assert body_json(harness.run("return 3")) == 3
     finally:
         harness.close()

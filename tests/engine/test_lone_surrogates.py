@@ -6,6 +6,7 @@ arrives from a request and a job makes one as easily (``'😀'.slice(0, 1)``).""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -43,16 +44,25 @@ def echo() -> Iterator[tuple[EngineHarness, EchoHost]]:
 
 
 def assert_pool_full(harness: EngineHarness) -> None:
-    """Every worker is back (idle or warming its next context) and a run works."""
+    """A run works, no run that is over keeps its place, a run could be placed now, and
+    every worker is there (or its replacement starting)."""
     assert body_json(harness.run("return 'still here'")) == "still here"
     pool = harness.engine.pool
-    assert harness.call(pool.wait_idle(5))
+
+    async def places_back() -> None:
+        async with asyncio.timeout(5):  # a worker's last report is read within this
+            while pool.counts()["runs"]:
+                await asyncio.sleep(0.01)
+    harness.call(places_back())
+    assert harness.call(pool.wait_placeable(5))
     assert len(pool._all) + pool._starting == pool.size
 
 
-def test_the_reported_attack_leaks_no_worker(engine: EngineHarness) -> None:
-    # More runs than the pool has workers: each used to leak one, then runs hung.
-    for _ in range(engine.engine.pool.size * 2 + 1):
+def test_the_reported_attack_leaks_no_place(engine: EngineHarness) -> None:
+    # More runs than the pool has places: each used to leak one (a whole worker, when a
+    # worker held one run), then runs hung.
+    pool = engine.engine.pool
+    for _ in range(pool.busy_limit * pool.runs_per_worker + 1):
         result = engine.run("return { who: params.who }", params={"who": LONE})
         assert body_json(result) == {"who": FFFD}
     assert_pool_full(engine)

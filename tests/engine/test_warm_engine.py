@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from hub.engine import warm
+from hub.engine.pool import read_cpu_ms
 from shared.header import Limits
 from tests.engine.conftest import EngineHarness, body_json, workers
 
@@ -45,11 +47,24 @@ def test_work_left_spinning_after_the_answer_does_not_hold_up_the_next_run(
         solo: EngineHarness, source: str) -> None:
     before = worker_pids(solo)
     assert body_json(solo.run(source, params={"n": 7}, limits=SHORT)) == 7
-    # The answer went out; the worker found its isolate busy and made way for another.
+    # The answer went out; the worker found its isolate busy, stopped what spins in it
+    # and replaced the isolate: the same process serves the next run, at once.
     after = solo.run("return 'next'", limits=SHORT)
     assert body_json(after) == "next"
     assert after.runtime_ms < 1_000
-    assert worker_pids(solo) != before
+    assert worker_pids(solo) == before
+    [pid] = before
+    assert not spinning(pid), "what the first run left still spins in the worker"
+
+
+def spinning(pid: int) -> bool:
+    """Whether the process burns CPU: more than half of a quarter of a second (nothing
+    announces that work stopped; an idle worker uses next to none)."""
+    first = read_cpu_ms(pid)
+    time.sleep(0.25)
+    last = read_cpu_ms(pid)
+    assert first is not None and last is not None, "the worker is gone"
+    return last - first > 125
 
 
 def test_a_thenable_that_spins_fails_its_own_run_only(solo: EngineHarness) -> None:
@@ -123,16 +138,22 @@ def test_each_run_compiles_its_own_text(isolate: warm.WarmIsolate) -> None:
     the code and type feedback of the first: the JIT cliff)."""
     first = warm.job_script(isolate, "return 1", dict(SPEC)).text
     second = warm.job_script(isolate, "return 1", dict(SPEC)).text
-    assert first != second and first.split("\n")[0] == second.split("\n")[0]
+    # the job's own text is the same; the run's number (first and last lines) is not
+    assert first != second and first.split("\n")[-2] != second.split("\n")[-2]
+    assert first.split("\n")[0].endswith("return 1")
+    assert second.split("\n")[0].endswith("return 1")
 
 
 def test_a_job_without_await_is_settled_within_its_eval(isolate: warm.WarmIsolate) -> None:
     plain = warm.job_script(isolate, "return 'a wait'", dict(SPEC)).text
     awaiting = warm.job_script(isolate, "return await 1", dict(SPEC)).text
     assert "return function ()" in plain and "return async function ()" in awaiting
-    isolate.channel.reset()  # type: ignore[union-attr]
+    slot = isolate.slots[0]  # the slot job_script names (its default)
+    slot.take(None, None)  # an empty channel: no outcome yet
+    assert slot.channel.outcome() is None
     isolate.racer.eval(plain)
-    assert isolate.channel.outcome() is not None  # type: ignore[union-attr]
+    assert slot.channel.outcome() is not None
+    slot.free()
 
 
 ESCAPES = [

@@ -1,5 +1,7 @@
-"""No failure keeps a worker from the pool: a failure is injected at each step from
-acquiring a worker to releasing it, and the workers are counted afterwards."""
+"""No failure keeps a place from the pool: a failure is injected at each step from
+placing a run on a worker to giving its place back, and the places are counted
+afterwards (a worker's warm isolate holds up to ``runs_per_worker`` runs at once; a run
+that must be alone holds a whole worker)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 
 from hub.engine import protocol
 from hub.engine.active_run import ActiveRun
-from hub.engine.engine import EngineConfig, RunResult
+from hub.engine.engine import EngineConfig, RunRequest, RunResult
 from hub.engine.pool import WorkerPool, WorkerProcess
 from shared.errors import TooManyRequests
 from tests.engine.conftest import EngineHarness, body_json
@@ -22,26 +24,46 @@ class Injected(Exception):
 
 
 @pytest.fixture()
-def small() -> Iterator[EngineHarness]:
+def small(request: pytest.FixtureRequest) -> Iterator[EngineHarness]:
+    """One worker holds runs (plus a spare), up to 16 at once by default; a test that
+    needs every run alone on its worker asks for ``runs_per_worker`` 1 (indirect)."""
+    runs_per_worker = getattr(request, "param", 16)
     harness = EngineHarness(EngineConfig(max_concurrent=1, spare_workers=1,
+                                         runs_per_worker=runs_per_worker,
                                          queue_timeout_ms=1_000))
     yield harness
     harness.close()
 
 
+alone = pytest.mark.parametrize("small", [1], indirect=True, ids=["alone"])
+
+
 def assert_pool_full(harness: EngineHarness) -> None:
-    """Every worker is back, idle or warming, and runs work (as many as there are
-    workers, at once: a leaked worker would hold one of them)."""
+    """No run keeps a place, every worker is back and ready, every place can be taken
+    at once (a place kept by a run that is over would be missing), and runs work."""
     pool = harness.engine.pool
 
-    async def idle_workers() -> int:
+    async def back() -> None:
         async with asyncio.timeout(5):  # a worker is ready well within this
-            while len(pool._idle) < pool.size:
-                became_idle = asyncio.get_running_loop().create_future()
-                pool._idle_watchers.append(became_idle)
-                await became_idle
-        return len([w for w in pool._idle if w.alive])
-    assert harness.call(idle_workers(), timeout=15) == pool.size
+            while not (pool.counts()["runs"] == 0 and pool.counts()["idle"] == pool.size
+                       and pool.can_place()):
+                await asyncio.sleep(0.01)  # a worker's report, read by the pool, says so
+
+    async def free_places() -> int:
+        taken: list[tuple[WorkerProcess, str]] = []
+        try:
+            while True:
+                run = f"probe-{len(taken)}"
+                worker = pool.try_place(run)
+                if worker is None:
+                    return len(taken)
+                taken.append((worker, run))
+        finally:
+            for worker, run in taken:
+                worker.drop(run)
+    harness.call(back(), timeout=15)
+    assert harness.call(free_places()) == pool.busy_limit * pool.runs_per_worker
+    assert pool.counts()["runs"] == 0
     for _ in range(pool.size + 1):
         assert body_json(harness.run("return 'still here'")) == "still here"
 
@@ -65,8 +87,8 @@ def fail_once(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[in
     (ActiveRun, "__init__"),  # the run cannot be set up
     (ActiveRun, "_completed"),  # its outcome cannot be read
 ], ids=["send", "encode", "setup", "outcome"])
-def test_a_failure_on_the_way_keeps_no_worker(small: EngineHarness, monkeypatch: pytest.MonkeyPatch,
-                                              owner: Any, name: str) -> None:
+def test_a_failure_on_the_way_keeps_no_place(small: EngineHarness, monkeypatch: pytest.MonkeyPatch,
+                                             owner: Any, name: str) -> None:
     calls = fail_once(monkeypatch, owner, name)
     with pytest.raises(Injected):
         small.run("return 1")
@@ -74,15 +96,17 @@ def test_a_failure_on_the_way_keeps_no_worker(small: EngineHarness, monkeypatch:
     assert_pool_full(small)
 
 
-def test_a_failing_on_start_keeps_no_worker(small: EngineHarness) -> None:
+def test_a_failing_on_start_keeps_no_place(small: EngineHarness) -> None:
     def on_start() -> None:
         raise Injected("on_start")
-    for _ in range(3):  # more than the pool has workers
+    pool = small.engine.pool
+    for _ in range(pool.busy_limit * pool.runs_per_worker + 1):  # more than there are places
         with pytest.raises(Injected):
             small.run("return 1", on_start=on_start)
     assert_pool_full(small)
 
 
+@alone  # the hub watches the limits of a run alone on its worker (else the worker does)
 @pytest.mark.expected_warning
 def test_a_failing_watchdog_stops_its_run(small: EngineHarness,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,7 +119,7 @@ def test_a_failing_watchdog_stops_its_run(small: EngineHarness,
     assert_pool_full(small)
 
 
-def test_a_caller_cancelled_while_waiting_for_a_worker(small: EngineHarness) -> None:
+def test_a_caller_cancelled_while_waiting_for_a_place(small: EngineHarness) -> None:
     async def cancel_while_waiting() -> None:
         pool = small.engine.pool
         while pool._starting:  # a process still starting could not be killed below
@@ -104,18 +128,22 @@ def test_a_caller_cancelled_while_waiting_for_a_worker(small: EngineHarness) -> 
             worker.kill()  # every worker is now starting again
         task = asyncio.ensure_future(small.engine.run(small.request("return 1")))
         for _ in range(2000):  # bounded: the run waits within a few loop turns
-            if pool._waiters or task.done():
+            if pool.counts()["queued"] or task.done():
                 break
             await asyncio.sleep(0.001)
-        assert pool._waiters and not task.done(), "the run never waited for a worker"
+        assert pool.counts()["queued"] == 1 and not task.done(), "the run never waited"
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        assert pool.counts()["queued"] == 0
     small.call(cancel_while_waiting())
     assert_pool_full(small)
 
 
+@pytest.mark.parametrize("small", [1, 16], indirect=True, ids=["alone", "shared"])
 def test_a_caller_cancelled_mid_run(small: EngineHarness) -> None:
+    """Alone, the run's worker is killed; sharing it, the worker ends the run alone:
+    either way its place comes back."""
     async def cancel_mid_run() -> None:
         started = asyncio.Event()
         req = small.request("await new Promise(r => setTimeout(r, 10000)); return 1",
@@ -129,15 +157,27 @@ def test_a_caller_cancelled_mid_run(small: EngineHarness) -> None:
     assert_pool_full(small)
 
 
-def test_a_cancelled_syntax_check_keeps_no_worker(small: EngineHarness) -> None:
+def test_a_cancelled_syntax_check_keeps_no_place(small: EngineHarness) -> None:
+    """A syntax check holds a place beside runs: cancelled, it gives the place back and
+    harms none of the runs on its worker."""
     async def cancel_check() -> None:
         task = asyncio.ensure_future(small.engine.check_syntax("return 1"))
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # one turn: it has its place and has sent the check
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-    for _ in range(3):
-        small.call(cancel_check())
+
+    async def beside_a_run() -> RunResult:
+        started = asyncio.Event()
+        neighbour = asyncio.ensure_future(small.engine.run(small.request(
+            "await new Promise(r => setTimeout(r, 300)); return 'unharmed'",
+            on_start=started.set)))
+        await started.wait()
+        for _ in range(3):
+            await cancel_check()
+        return await neighbour
+
+    assert body_json(small.call(beside_a_run())) == "unharmed"
     assert_pool_full(small)
     assert small.call(small.engine.check_syntax("return 1"))["ok"] is True
 
@@ -162,6 +202,7 @@ def test_no_worker_at_all_is_too_many_requests(small: EngineHarness,
         small.call(small.engine.run(small.request("return 1")), timeout=10)
     with pytest.raises(TooManyRequests):
         small.call(small.engine.check_syntax("return 1"), timeout=10)
+    assert small.engine.pool.counts()["queued"] == 0
     monkeypatch.undo()
 
     async def respawn() -> None:
@@ -172,44 +213,63 @@ def test_no_worker_at_all_is_too_many_requests(small: EngineHarness,
     assert_pool_full(small)
 
 
-def test_ready_says_no_while_the_gate_is_saturated(small: EngineHarness) -> None:
-    async def saturate() -> tuple[bool, bool]:
-        started = asyncio.Event()
-        long = small.request("await new Promise(r => setTimeout(r, 10000)); return 1",
-                             on_start=started.set)
-        running = asyncio.ensure_future(small.engine.run(long))
-        await started.wait()
-        idle_ready = await small.engine.ready(1)  # one slot taken, nobody queued
-        queued = asyncio.ensure_future(small.engine.run(small.request("return 2")))
-        while small.engine.gate.queued == 0:
-            await asyncio.sleep(0)
-        saturated_ready = await small.engine.ready(0.1)
-        small.engine.stop(long.job_id)
-        results: list[RunResult] = [await running, await queued]
-        assert body_json(results[1]) == 2
-        return idle_ready, saturated_ready
-    assert small.call(saturate()) == (True, False)
-    assert small.call(small.engine.ready(5)) is True
+@pytest.mark.parametrize("small", [1, 16], indirect=True, ids=["alone", "shared"])
+def test_ready_says_no_while_every_place_is_taken(small: EngineHarness) -> None:
+    """Ready while a place is left; not once every place is taken, nor while a run
+    waits for one; ready again once the runs are over."""
+    engine, pool = small.engine, small.engine.pool
+    places = pool.busy_limit * pool.runs_per_worker
+
+    async def saturate() -> tuple[bool, bool, bool]:
+        longs: list[RunRequest] = []
+        running: list[asyncio.Future[RunResult]] = []
+
+        async def start() -> None:
+            started = asyncio.Event()
+            longs.append(small.request("await new Promise(r => setTimeout(r, 10000)); return 1",
+                                       on_start=started.set))
+            running.append(asyncio.ensure_future(engine.run(longs[-1])))
+            await started.wait()
+        for _ in range(places - 1):
+            await start()
+        one_left = await engine.ready(1)  # every place but the last is taken
+        await start()
+        all_taken = await engine.ready(0.1)
+        queued = asyncio.ensure_future(engine.run(small.request("return 2")))
+        async with asyncio.timeout(5):  # it finds no place within a loop turn or two
+            while pool.counts()["queued"] == 0:
+                await asyncio.sleep(0)
+        while_queued = await engine.ready(0.1)
+        for long in longs:
+            engine.stop(long.job_id)
+        results: list[RunResult] = [*await asyncio.gather(*running), await queued]
+        assert all(r.error is not None and r.error.message == "Stopped" for r in results[:-1])
+        assert body_json(results[-1]) == 2
+        return one_left, all_taken, while_queued
+    assert small.call(saturate()) == (True, False, False)
+    assert small.call(engine.ready(5)) is True
 
 
 def test_a_worker_killed_from_outside_is_never_handed_a_run(small: EngineHarness) -> None:
-    """SIGKILL of idle workers, then a run at once, before the hub's loop has read the
-    pipes close: the run goes to a replacement, not to a dead worker."""
+    """SIGKILL of every (idle) worker, then a run at once, before the hub's loop has read
+    the pipes close: the run goes to a replacement, not to a dead worker."""
     import os
     import signal
 
-    assert_pool_full(small)
+    assert_pool_full(small)  # every worker is ready, none holds a run
     pool = small.engine.pool
 
-    async def kill_idle_then_take() -> tuple[list[int], WorkerProcess | None]:
-        assert await pool.wait_idle(10)  # a worker that just ran gets ready again first
-        killed = [worker.pid for worker in pool._idle]
+    async def kill_idle_then_place() -> tuple[list[int], WorkerProcess | None]:
+        killed = [worker.pid for worker in pool._all if worker.alive]
         for pid in killed:
             os.kill(pid, signal.SIGKILL)
             # Waits for the death without reaping, so the pool's reader has not seen it.
             os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-        return killed, pool.take_idle()
+        placed = pool.try_place("probe")
+        if placed is not None:
+            placed.drop("probe")
+        return killed, placed
 
-    killed, taken = small.call(kill_idle_then_take())
-    assert killed and taken is None
+    killed, placed = small.call(kill_idle_then_place())
+    assert len(killed) == pool.size and placed is None
     assert body_json(small.run("return 'ran on a replacement'")) == "ran on a replacement"

@@ -24,7 +24,7 @@
   const { defineProperty, freeze, getOwnPropertyNames, hasOwn } = Object;
   const { parse, stringify } = JSON;
   const apply = Reflect.apply;
-  const CompartmentC = G.Compartment, hardenF = G.harden, ErrorC = Error;
+  const CompartmentC = G.Compartment, hardenF = G.harden;
   const regTest = Function.prototype.call.bind(RegExp.prototype.test);
   const push = Function.prototype.call.bind(Array.prototype.push);
 
