@@ -25,13 +25,14 @@ A request may be answered before its body is all in (a ``SYS-413`` by its
 Content-Length, a 404, a refused sign-in). If the rest, by its Content-Length, is at most
 :data:`MAX_UNREAD_BODY`, it is read on and the connection kept. Otherwise (more, or of
 unknown size: a chunked one can come in millions of tiny chunks for as long as the client
-likes, each costing the parser) the answer says ``connection: close`` and the connection
-*lingers* after it: the hub's sending side is shut and what the client still sends is
-discarded unparsed until it closes, for at most :data:`LINGER_S` and
-:data:`MAX_LINGER_BYTES`. Closing at once would reset the connection while the client was
-still sending, and the reset can take the answer with it, unread (a client sending
-1 MB + 1 byte lost its ``SYS-413``, or got it and then a reset on its next request).
-Either way the rest must come within :data:`LINGER_S`.
+likes, each costing the parser; or one whose client waits for a ``100 Continue`` that did
+not go) the answer says ``connection: close`` and the connection *lingers* after it: the
+hub's sending side is shut and what the client still sends is discarded unparsed until
+it closes, for at most :data:`LINGER_S` and :data:`MAX_LINGER_BYTES`. Closing at once
+would reset the connection while the client was still sending, and the reset can take
+the answer with it, unread (a client sending 1 MB + 1 byte lost its ``SYS-413``, or got
+it and then a reset on its next request). Either way the rest must come within
+:data:`LINGER_S`.
 
 Two more ways to keep the parser busy are cut short: a connection may have at most
 :data:`MAX_PIPELINED` requests waiting behind the one being answered, and one whose
@@ -44,9 +45,16 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import weakref
 from typing import Any
 
-from uvicorn._types import ASGISendEvent
+from uvicorn._types import (
+    ASGI3Application,
+    ASGIReceiveCallable,
+    ASGISendCallable,
+    ASGISendEvent,
+    Scope,
+)
 from uvicorn.protocols.http.httptools_impl import (
     STATUS_LINE,
     HttpToolsProtocol,
@@ -138,7 +146,7 @@ class HubHttpProtocol(HttpToolsProtocol):
         before = self.cycle
         super().on_headers_complete()
         if self.cycle is not before:  # a new request (an upgrade makes none)
-            self._own_answer_end(self.cycle)
+            self.cycle.transport = _AnswerTransport(self)
         if len(self.pipeline) > MAX_PIPELINED:
             # Not queued: this connection is closed once the request being answered is,
             # and what else it sent is not read.
@@ -167,18 +175,20 @@ class HubHttpProtocol(HttpToolsProtocol):
             self._start_rest_timer()  # kept open for the rest: it must come in time
         super().on_response_complete()
 
-    def _own_answer_end(self, cycle: RequestResponseCycle) -> None:
-        """Make how ``cycle``'s answer ends the connection the hub's (see the module
-        doc): whether it says ``connection: close``, and how it closes."""
-        send = cycle.send
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+        # The answer's start is where it is decided whether it says `connection: close`.
+        # Wrapped here, not on the cycle: nothing the cycle holds may refer back to it or
+        # to this protocol (a reference cycle keeps a request's memory until a full GC).
+        async def answered(scope: Scope, receive: ASGIReceiveCallable,
+                           send: ASGISendCallable) -> None:
+            async def send_answer(message: ASGISendEvent) -> None:
+                if not cycle.response_started and not self._may_stay_open(cycle):
+                    cycle.keep_alive = False  # uvicorn says `connection: close`, closes
+                await send(message)
 
-        async def send_answer(message: ASGISendEvent) -> None:
-            if not cycle.response_started and not self._may_stay_open(cycle):
-                cycle.keep_alive = False  # uvicorn says `connection: close`, then closes
-            await send(message)
+            await app(scope, receive, send_answer)
 
-        cycle.send = send_answer  # type: ignore[method-assign]
-        cycle.transport = _AnswerTransport(self)
+        super()._start_asgi_task(cycle, answered)
 
     def _may_stay_open(self, cycle: RequestResponseCycle) -> bool:
         """Whether the connection may stay open past ``cycle``'s answer, about to start:
@@ -281,16 +291,22 @@ class _AnswerTransport(asyncio.Transport):
 
     def __init__(self, protocol: HubHttpProtocol) -> None:
         super().__init__()
-        self._protocol = protocol
+        self._transport = protocol.transport
+        # Weak: the protocol holds the cycle that holds this (see _start_asgi_task).
+        self._protocol = weakref.ref(protocol)
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        self._protocol.transport.write(data)
+        self._transport.write(data)
 
     def is_closing(self) -> bool:
-        return self._protocol.transport.is_closing()
+        return self._transport.is_closing()
 
     def close(self) -> None:
-        self._protocol.close_after_answer()
+        protocol = self._protocol()
+        if protocol is None:  # the connection is gone: nothing to linger for
+            self._transport.close()
+        else:
+            protocol.close_after_answer()
 
 
 def _body_length(headers: list[tuple[bytes, bytes]]) -> int | None:
