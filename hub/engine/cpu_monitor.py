@@ -29,6 +29,10 @@ from hub.engine import hidden, v8
 from hub.engine.channel import current_slot
 
 TICK_S = 0.005
+# How often the thread looks while no run is held, or only runs too short to watch: it
+# is not woken for each run (a wake-up per run cost a tiny run's rate a third), so a run
+# that spins is first seen within this, and charged from its start all the same.
+IDLE_S = 0.05
 # CPU an ended run's leftovers may spin for, without a pause, before they are stopped.
 LEFTOVER_NS = 250_000_000
 # How long a stop may take before the isolate is given up on.
@@ -74,26 +78,36 @@ class CpuMonitor:
         self._tick_ns = int(TICK_S * 1e9)  # how long the last tick really took
         self._stopping: tuple[int, str, str, float] | None = None
         self._ticks = 0
-        self._rss_base = 0  # resident MB when the first of the runs held now arrived
+        self._rss_base = 0  # resident MB when the thread first saw the runs held now
+        self._last_cpu = 0  # the isolate thread's CPU clock when last charged
         self._thread = threading.Thread(target=self._watch, name="cpu-monitor", daemon=True)
         self._thread.start()
 
     def hold(self, slot: int, run: str, limit_ms: int, memory_mb: int = 0) -> None:
         with self._lock:
             if not self._held:
-                self._rss_base = resident_mb()
+                self._last_cpu, self._rss_base = self._racer.cpu_ns(), 0
+            else:
+                self._charge_since_last()  # what the isolate spent so far is not this run's
             self._held[slot] = _Held(run, limit_ms * 1_000_000, memory_mb)
             self._last_run[slot] = run
-        self._wanted.set()
 
     def release(self, slot: int) -> int:
         """The run in ``slot`` is over: the CPU charged to it, in ms."""
         with self._lock:
+            self._charge_since_last()
             held = self._held.pop(slot, None)
             if not self._held:
-                self._wanted.clear()
                 self._stopping = None  # judged on the ticks of the runs it held, not later ones
         return held.spent_ns // 1_000_000 if held is not None else 0
+
+    def _charge_since_last(self) -> None:
+        # Under the lock, on the worker's loop: charge only, no stops (the thread decides).
+        now = self._racer.cpu_ns()
+        grew, self._last_cpu = now - self._last_cpu, now
+        held = self._held.get(current_slot(self._memory))
+        if held is not None and grew > 0 and not self._own:
+            held.spent_ns += grew
 
     def stop(self, slot: int, limit: str) -> bool:
         """Stop the run in ``slot`` if its code runs now (its runtime is up); False when
@@ -140,21 +154,22 @@ class CpuMonitor:
         self._on_stop(slot, run, limit)
 
     def _watch(self) -> None:
-        last, last_wall = None, 0
+        last_wall = time.monotonic_ns()
+        watching = False  # runs were held at the last look: look again after a tick
         while not self._closed:
-            if not self._wanted.is_set():
-                self._wanted.wait()
-                last = None
-                continue
-            if last is None:
-                last, last_wall = self._racer.cpu_ns(), time.monotonic_ns()
-            time.sleep(TICK_S)
+            self._wanted.wait(TICK_S if watching else IDLE_S)  # set only by close()
             with self._lock:
                 if self._closed:
                     return
-                now, wall = self._racer.cpu_ns(), time.monotonic_ns()
-                grew, last = now - last, now
+                wall = time.monotonic_ns()
                 self._tick_ns, last_wall = wall - last_wall, wall
+                watching = bool(self._held)
+                if not watching:
+                    continue
+                if not self._rss_base:
+                    self._rss_base = resident_mb()
+                now = self._racer.cpu_ns()
+                grew, self._last_cpu = now - self._last_cpu, now
                 self._charge(grew)
 
     def _settled(self, slot: int) -> bool:
