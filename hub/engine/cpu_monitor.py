@@ -19,6 +19,7 @@ a module) is charged to nobody (``own_work``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -57,6 +58,7 @@ class _Held:
     limit_ns: int
     memory_mb: int
     spent_ns: int = 0
+    since_ns: int = dataclasses.field(default_factory=time.monotonic_ns)
 
 
 class CpuMonitor:
@@ -163,7 +165,9 @@ class CpuMonitor:
                     return
                 wall = time.monotonic_ns()
                 self._tick_ns, last_wall = wall - last_wall, wall
-                watching = bool(self._held)
+                # ticks only for a run that has lasted: most runs end within a tick, and
+                # each tick costs the worker's loop a hand-over of the GIL
+                watching = any(wall - h.since_ns > 2 * TICK_S * 1e9 for h in self._held.values())
                 if not watching:
                     continue
                 if not self._rss_base:
