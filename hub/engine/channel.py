@@ -23,12 +23,6 @@ def current_slot(memory: memoryview) -> int:
     return int.from_bytes(memory[hidden.CURRENT_AT:hidden.CURRENT_AT + 4], "little", signed=True)
 
 
-def enter_slot(memory: memoryview, slot: int) -> None:
-    """Name ``slot`` as the one whose code the isolate runs (the worker's own entry for
-    a run, before V8 has compiled the script that would say so itself)."""
-    memory[hidden.CURRENT_AT:hidden.CURRENT_AT + 4] = slot.to_bytes(4, "little", signed=True)
-
-
 class ConsoleChannel:
     def __init__(self, memory: memoryview, slot: int = 0) -> None:
         at = hidden.slot_at(slot)

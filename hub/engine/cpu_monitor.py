@@ -12,18 +12,20 @@ still burns CPU for the same slot ``HOPELESS_S`` after the stop, nothing in this
 process can stop it: ``on_hopeless`` ends the worker.
 
 The charge is as fine as the tick: a run that enters just before a tick may be charged
-a few ms its neighbour spent. Work the worker does in the isolate for no run (loading
-a module) is charged to nobody (``own_work``).
+a few ms its neighbour spent. The header is written only from inside the isolate, at an
+entry: the worker never names a run before V8 has given it its turn (an eval waits
+behind a neighbour's turn, whose CPU must stay the neighbour's). So what V8 does before
+an entry's first line — compiling a run's script or a reply's answer, loading a module —
+is charged to the run that entered last.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hub.engine import hidden, v8
@@ -34,8 +36,11 @@ TICK_S = 0.005
 # is not woken for each run (a wake-up per run cost a tiny run's rate a third), so a run
 # that spins is first seen within this, and charged from its start all the same.
 IDLE_S = 0.05
-# CPU an ended run's leftovers may spin for, without a pause, before they are stopped.
+# CPU an ended run's leftovers may spin for, without a pause, before they are stopped;
+# longer while the worker starts a run (V8 compiling a script with large parameters
+# looks the same from here: CPU for a run that has not entered yet).
 LEFTOVER_NS = 250_000_000
+LEFTOVER_STARTING_NS = 3_000_000_000
 # How long a stop may take before the isolate is given up on.
 HOPELESS_S = 0.5
 
@@ -58,28 +63,33 @@ class _Held:
     limit_ns: int
     memory_mb: int
     spent_ns: int = 0
+    # Stopped once: never again. What the isolate does while the run still holds its slot
+    # (its stop being told on the worker's loop) is another's: an eval queued behind it.
+    stopped: bool = False
     since_ns: int = dataclasses.field(default_factory=time.monotonic_ns)
 
 
 class CpuMonitor:
     def __init__(self, racer: v8.Racer, memory: memoryview,
                  on_stop: Callable[[int, str, str], None],
-                 on_hopeless: Callable[[str, str], None]) -> None:
+                 on_hopeless: Callable[[str, str], None],
+                 starting: Callable[[], bool] = lambda: False) -> None:
         """``on_stop(slot, run, limit)`` and ``on_hopeless(run, limit)`` are called on the
         monitor's thread; ``run`` is "" for leftovers of a run that has ended."""
         self._racer, self._memory = racer, memory
         self._on_stop, self._on_hopeless = on_stop, on_hopeless
+        self._starting = starting
         self._lock = threading.Lock()
         self._held: dict[int, _Held] = {}
         self._last_run: dict[int, str] = {}  # slot -> the run that held it last
         self._wanted = threading.Event()
         self._closed = False
-        self._own = 0
         self._leftover_ns = 0
         self._leftover_slot = -1
         self._tick_ns = int(TICK_S * 1e9)  # how long the last tick really took
         self._stopping: tuple[int, str, str, float] | None = None
         self._ticks = 0
+        self._memory_stopped = False
         self._rss_base = 0  # resident MB when the thread first saw the runs held now
         self._last_cpu = 0  # the isolate thread's CPU clock when last charged
         self._thread = threading.Thread(target=self._watch, name="cpu-monitor", daemon=True)
@@ -108,7 +118,7 @@ class CpuMonitor:
         now = self._racer.cpu_ns()
         grew, self._last_cpu = now - self._last_cpu, now
         held = self._held.get(current_slot(self._memory))
-        if held is not None and grew > 0 and not self._own:
+        if held is not None and grew > 0:
             held.spent_ns += grew
 
     def stop(self, slot: int, limit: str) -> bool:
@@ -122,16 +132,6 @@ class CpuMonitor:
                 return False
             self._terminate(slot, held.run, limit)
         return True
-
-    @contextlib.contextmanager
-    def own_work(self) -> Iterator[None]:
-        with self._lock:
-            self._own += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._own -= 1
 
     def close(self) -> None:
         """Stop watching, before the isolate closes (the thread reads its clock and may
@@ -152,6 +152,9 @@ class CpuMonitor:
     def _terminate(self, slot: int, run: str, limit: str) -> None:
         # Under the lock. The run learns of it through ``on_stop`` (on the worker's loop).
         self._racer.terminate()
+        held = self._held.get(slot)
+        if held is not None:
+            held.stopped = True
         self._stopping = (slot, run, limit, time.monotonic())
         self._on_stop(slot, run, limit)
 
@@ -199,7 +202,7 @@ class CpuMonitor:
         if grew < self._tick_ns / 10 or slot != self._leftover_slot:
             self._leftover_slot, self._leftover_ns = slot, 0
         self._leftover_ns += grew
-        if self._leftover_ns <= LEFTOVER_NS:
+        if self._leftover_ns <= (LEFTOVER_STARTING_NS if self._starting() else LEFTOVER_NS):
             return False
         self._leftover_ns = 0
         return True
@@ -213,12 +216,14 @@ class CpuMonitor:
             elif time.monotonic() - stopping[3] > HOPELESS_S:
                 self._on_hopeless(stopping[1], stopping[2])
                 return
-        if grew <= 0 or self._own:
+        if grew <= 0:
             return
         held = self._held.get(slot)
         if held is None:
             if self._spinning(slot, grew) and self._stopping is None:
                 self._terminate(slot, self._last_run.get(slot, ""), "leftover")
+            return
+        if held.stopped:
             return
         held.spent_ns += grew
         if self._stopping is not None:
@@ -228,5 +233,8 @@ class CpuMonitor:
                 self._terminate(slot, held.run, "leftover")
         elif held.spent_ns > held.limit_ns:
             self._terminate(slot, held.run, "cpu")
-        elif self._over_memory():
+        elif not self._memory_stopped and self._over_memory():
+            # Once: the stopped run's memory stays until the isolate drops it, and the
+            # isolate, retiring, only finishes its neighbours (their CPU is still watched).
+            self._memory_stopped = True
             self._terminate(slot, held.run, "memory")

@@ -28,7 +28,7 @@ from typing import Any
 
 from hub.engine import crossing, hidden, modules, scripts, v8
 from hub.engine.background import background
-from hub.engine.channel import ConsoleChannel, current_slot, enter_slot
+from hub.engine.channel import ConsoleChannel, current_slot
 
 LogSink = Callable[[list[list[Any]]], None]
 CallSink = Callable[[dict[str, Any]], Coroutine[Any, Any, None] | None]
@@ -65,12 +65,14 @@ class RunSlot:
     on_call: CallSink | None = None
     held: bool = False
     seq: int = 0  # the isolate's number for the run that holds the slot (warm_host.js)
+    calls_out: int = 0  # bridge calls it has made that no reply has settled yet
     # Set by the worker (its CPU monitor thread too) when the run broke a limit the
     # sandbox cannot see: the run fails with it, whatever the isolate says.
     breach: RawOutcome | None = None
 
     def take(self, on_log: LogSink | None, on_call: CallSink | None) -> None:
         self.on_log, self.on_call, self.held, self.breach = on_log, on_call, True, None
+        self.calls_out = 0
         self.channel.reset()
         self.done.clear()
 
@@ -99,6 +101,9 @@ class PreparedContext:
     # V8's heap-limit flag stays set once reached: the run it stopped has been told,
     # and no later run of this context is blamed for it (the context is retired).
     memory_blamed: bool = False
+    # Start evals under way: V8 compiles a run's script (its spec as a literal, a large
+    # body's parameters too) before the run's first line names it.
+    starting: int = 0
 
     def memory_breach(self) -> bool:
         """Whether V8 stopped a run at the heap limit and no run has been blamed yet
@@ -143,6 +148,7 @@ class PreparedContext:
             if lines:
                 slot.on_log(lines)
         elif kind == "C" and slot.on_call is not None:
+            slot.calls_out += 1
             call = crossing.bridge_call(crossing.parse_json(rest))
             result = slot.on_call(call) if call is not None else None
             if asyncio.iscoroutine(result):
@@ -285,13 +291,15 @@ async def run_script(prepared: PreparedContext, slot: RunSlot, job: JobScript, m
     part runs with the asyncio loop free to forward console lines (dearer than a plain
     eval, so only for a watched run)."""
     racer = prepared.racer
-    if prepared.memory is not None:  # compiling the run's script is the run's CPU too
-        enter_slot(prepared.memory, slot.index)
     try:
-        if live:
-            await racer.eval_async(job.text)
-        else:
-            racer.eval(job.text)
+        prepared.starting += 1
+        try:
+            if live:
+                await racer.eval_async(job.text)
+            else:
+                racer.eval(job.text)
+        finally:
+            prepared.starting -= 1
         text = _outcome(prepared, slot)
         while text == "" and slot.breach is None:
             await _wait_done(prepared, slot, memory_mb)
@@ -351,10 +359,11 @@ async def _wait_done(prepared: PreparedContext, slot: RunSlot, memory_mb: int) -
 
 def _was_running(prepared: PreparedContext, slot: RunSlot) -> bool:
     """Whether ``slot``'s run is the one V8 stopped at the heap limit: the run whose code
-    ran last (the header's slot), in an isolate that holds several."""
+    ran last (the header's slot), in an isolate that holds several — unless it is waiting
+    for a bridge call's answer (the code V8 stopped was another's, which entered since)."""
     if len(prepared.slots) == 1 or prepared.memory is None:
         return True
-    return current_slot(prepared.memory) == slot.index
+    return current_slot(prepared.memory) == slot.index and slot.calls_out == 0
 
 
 _CHECK_PREFIX = "throw 0; (async () => {"
@@ -411,5 +420,6 @@ async def reply_to_call(prepared: PreparedContext, slot: RunSlot, call_id: int, 
     behalf (a fresh context's host takes its key instead of a slot)."""
     payload = json.dumps(json.dumps(value))
     key = _keyed(prepared) + ", " if prepared.host_key else f"{slot.index}, "
+    slot.calls_out = max(0, slot.calls_out - 1)
     await prepared.racer.eval_async(
         f"{hidden.HOST}.reply({key}{int(call_id)}, {'true' if ok else 'false'}, {payload})")

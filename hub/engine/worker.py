@@ -83,9 +83,10 @@ class Worker:
         """Get ready for the next run, off the request path."""
         if self.isolate is None:
             self.isolate = warm.build(self.checker, self.capacity)
-            assert self.isolate.memory is not None
-            self.monitor = CpuMonitor(self.isolate.racer, self.isolate.memory,
-                                      self._on_stop_from_thread, _hopeless)
+            isolate, memory = self.isolate, self.isolate.memory
+            assert memory is not None  # every warm isolate has its channel
+            self.monitor = CpuMonitor(isolate.racer, memory, self._on_stop_from_thread,
+                                      _hopeless, starting=lambda: isolate.starting > 0)
         wanted = self.wanted_modules()  # what recent jobs needed, loaded while idle
         for build in wanted:
             warm.load_module(self.isolate, build)
@@ -133,7 +134,17 @@ class Worker:
             self.runs.pop(run_id, None)
         cpu_ms = entry.cpu_ms if entry.watched else int((time.process_time() - cpu0) * 1000)
         meta, body = _answer(outcome, caps)
+        # A run stopped at the isolate's memory while others run in it: not surgical. What
+        # it allocated stays until the isolate drops it, and V8 then stops whatever code
+        # runs at the next collection, a neighbour's too; so the worker ends: the run
+        # fails with its limit, its neighbours with JOB-005, and its job runs alone a while.
+        ends_worker = (not fresh and meta.get("code") == "JOB-003"
+                       and meta.get("limit") == "memory" and self._running())
+        if ends_worker:
+            _send({"t": "breach", "run": run_id, "limit": "memory"})
         _send({"t": "done", "run": run_id, "meta": meta, "len": len(body), "cpuMs": cpu_ms}, body)
+        if ends_worker:
+            os._exit(70)
         if len(body) >= _TRIM_AFTER:
             _give_back_memory()
         await self._after_run(fresh, time.monotonic() - began)
@@ -156,9 +167,10 @@ class Worker:
                 context.close()  # after the answer's outcome: closing is not free
         isolate = self.isolate
         assert isolate is not None and self.monitor is not None
-        with self.monitor.own_work():
-            for build in wanted:
-                warm.load_module(isolate, build)
+        # Not charged to nobody: the eval may wait behind a neighbour's turn, whose CPU
+        # must stay its own (a module's first load is charged to the run entered last).
+        for build in wanted:
+            warm.load_module(isolate, build)
         slot = self._free_slot(isolate)
         slot.take(self._logs(run_id), self._calls(run_id))
         entry.slot, entry.isolate = slot, isolate

@@ -99,10 +99,11 @@ BREAKERS = [
                  id="spins-after-a-bridge-reply"),
     pytest.param("await null; return /^(a+)+$/.test('a'.repeat(40) + 'b')", "cpu",
                  id="catastrophic-regexp"),
+    # the worker ends and the job is quarantined: both logged as warnings
     pytest.param("await null; const a = []; for (;;) a.push(new Array(1e5).fill(1.5))",
-                 "memory", id="heap-blow-up"),
+                 "memory", id="heap-blow-up", marks=pytest.mark.expected_warning),
     pytest.param("await null; const a = []; for (;;) a.push(new Uint8Array(32 << 20).fill(1))",
-                 "memory", id="buffers-outside-the-heap"),
+                 "memory", id="buffers-outside-the-heap", marks=pytest.mark.expected_warning),
 ]
 
 
@@ -110,9 +111,14 @@ BREAKERS = [
 def test_a_neighbour_that_breaks_a_limit_fails_alone(
         shared: tuple[EngineHarness, GateHost], breaker: str, limit: str) -> None:
     """20 runs wait on one worker while a neighbour breaks its limit; then the same
-    neighbour again. Every shape here is stopped inside the worker (V8's
-    TerminateExecution): the worker process stays, and only the breaker fails."""
+    neighbour again. CPU: stopped inside the worker (V8's TerminateExecution), the worker
+    process stays, and only the breaker fails. Memory: not surgical (what the run
+    allocated stays, and V8 would stop a neighbour's code next): the worker ends, the
+    neighbours fail with JOB-005, and the breaker's job runs alone for a while."""
     harness, host = shared
+    if limit == "memory":
+        _memory_breach_ends_the_worker(harness, host, breaker)
+        return
     pid = worker_pid(harness)
     for _ in range(2):
         harness.call(_reset(host, needed=None))
@@ -126,6 +132,24 @@ def test_a_neighbour_that_breaks_a_limit_fails_alone(
         assert broken.error is not None and broken.error.code == "JOB-003", broken.error
         assert broken.error.extra.get("limit") == limit
     assert worker_pid(harness) == pid
+
+
+def _memory_breach_ends_the_worker(harness: EngineHarness, host: GateHost, breaker: str) -> None:
+    name = f"breaker-{abs(hash(breaker))}"
+    pid = worker_pid(harness)
+    harness.call(_reset(host, needed=None))
+    waiting = [harness.request(WAIT, params={"n": i}, limits=LIMITS, name="good")
+               for i in range(NEIGHBOURS)]
+    bad = harness.request(breaker, name=name,
+                          limits=Limits(runtime_ms=20_000, memory_mb=64, cpu_ms=10_000))
+    *answers, broken = harness.call(_neighbours_and_breaker(harness, host, waiting, bad))
+    assert broken.error is not None and broken.error.extra.get("limit") == "memory", broken.error
+    assert [r.error.code if r.error else None for r in answers] == ["JOB-005"] * NEIGHBOURS
+    assert harness.engine.must_be_alone(harness.request("return 1", name=name))
+    harness.call(asyncio.wait_for(full_pool(harness), 20))
+    assert worker_pid(harness) != pid
+    harness.call(_reset(host, needed=1))
+    assert body_json(harness.run(WAIT, params={"n": 0}, limits=LIMITS, name="good"))["n"] == 0
 
 
 async def _neighbours_and_breaker(harness: EngineHarness, host: GateHost,
@@ -229,3 +253,41 @@ def test_interleaved_runs_keep_their_own_console_params_secrets_and_request(
         lines = [line.message for line in result.logs]
         assert sorted(m.split("\n")[0] for m in lines) == sorted(
             [f"abort {me}", f"Error: thrown {me}", *(f"{me} {i}" for i in range(6))]), lines
+
+
+SPINNER = "console.log('spinning'); await null; for (;;) {}"
+
+
+@pytest.mark.parametrize("newcomer", [
+    pytest.param("return 'B'", id="plain"),
+    pytest.param("const m = require('date-fns'); return typeof m.format", id="loads-a-module"),
+])
+def test_a_run_that_arrives_while_a_neighbour_spins_is_not_charged_for_it(newcomer: str) -> None:
+    """Found by a red-team pass: the newcomer's eval waits behind the spinning turn, and
+    was charged for it (or, loading a module, switched the spinner's charge off)."""
+    from tests.engine.isolation import module_kw
+
+    host = GateHost()
+    harness = EngineHarness(EngineConfig(max_concurrent=1, spare_workers=0, runs_per_worker=8,
+                                         queue_timeout_ms=20_000), host)
+    try:
+        harness.call(_reset(host, needed=None))
+        results = harness.call(_spinner_then(harness, newcomer, module_kw(newcomer)))
+        spinner, newcomer_result = results
+        assert spinner.error is not None and spinner.error.extra.get("limit") == "cpu"
+        assert newcomer_result.ok, newcomer_result.error
+    finally:
+        harness.call(asyncio.wait_for(full_pool(harness), 20))
+        harness.close()
+
+
+async def _spinner_then(harness: EngineHarness, newcomer: str,
+                        kw: dict[str, Any]) -> list[RunResult]:
+    spinning = asyncio.Event()
+    spinner = asyncio.ensure_future(harness.engine.run(harness.request(
+        SPINNER, on_log=lambda _line: spinning.set(),
+        limits=Limits(runtime_ms=8_000, memory_mb=64, cpu_ms=400))))
+    await spinning.wait()  # its first turn has run: the loop after the await comes next
+    kw["limits"] = Limits(runtime_ms=8_000, memory_mb=64, cpu_ms=300)
+    late = await harness.engine.run(harness.request(newcomer, **kw))
+    return [await spinner, late]
