@@ -154,7 +154,9 @@ def test_a_node_whose_heartbeat_stops_has_its_runs_interrupted(start_node: Start
 
 
 def test_a_run_killed_in_its_first_moment_leaves_a_record(start_node: Start) -> None:
-    a, b = start_node("node-a", WEBJOB_MAX_CONCURRENT="1"), start_node("node-b")
+    # one place on node-a: one worker, one run at a time on it
+    a, b = (start_node("node-a", WEBJOB_MAX_CONCURRENT="1", WEBJOB_RUNS_PER_WORKER="1"),
+            start_node("node-b"))
     _call_in_background(a, "nap")
     [first] = eventually(lambda: _in_flight(b), timeout=10)
     # The second run waits for the one worker: its code has not started, history has
