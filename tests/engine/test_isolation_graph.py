@@ -384,11 +384,21 @@ def assert_untagged(result: RunResult) -> None:
     assert got["tagged"] > 0 and got["after"] >= got["tagged"]  # the finder sees tags
 
 
+# A tags everything it reaches, then waits in the isolate while B walks beside it.
+_HOLD = "\nawait new Promise((r) => setTimeout(r, 40));"
+TAGS_HOLDING = TAGS.replace("const tagged = tag(order);", "const tagged = tag(order);" + _HOLD)
+
+
 def test_no_run_finds_what_an_earlier_run_tagged(on: iso.Bench) -> None:
+    assert TAGS_HOLDING != TAGS
     for _ in range(4):
         assert_untagged(iso.run(on.solo, TAGS))
     for _ in range(3):
         for result in iso.together(on.duo, (TAGS, {}), (TAGS, {})):
+            assert_untagged(result)
+    for _ in range(3):  # interleaved in one isolate: B walks while A, tagged, waits
+        late_walk = iso.waiting_first(TAGS, 20)
+        for result in iso.together(on.solo, (TAGS_HOLDING, {}), (late_walk, {})):
             assert_untagged(result)
 
 
