@@ -242,20 +242,17 @@ class ActiveRun:
             if cpu is None or rss is None:
                 return
             if cpu - cpu0 > limits.cpu_ms:
-                self.stop(LimitExceeded(
-                    f"The job used more than its CPU limit of {limits.cpu_ms} ms", limit="cpu"))
+                self.stop(_limit_error("cpu", self.req))
                 return
             if rss > rss_cap:
-                self.stop(LimitExceeded(
-                    f"The job used more than its memory limit of {limits.memory_mb} MB",
-                    limit="memory"))
+                self.stop(_limit_error("memory", self.req))
                 return
             # CPU cannot outrun two cores, so there is no need to look sooner.
             remaining_s = (limits.cpu_ms - (cpu - cpu0)) / 2000
             await asyncio.sleep(min(0.05, max(0.01, remaining_s)))
 
     def _start_watch(self) -> None:
-        if not self.finished.done() and self.alone:
+        if not self.finished.done():
             self.watchdog = asyncio.ensure_future(self._watch())
 
     async def _watch(self) -> None:
@@ -275,21 +272,22 @@ class ActiveRun:
             self._hand_over()
         except LimitExceeded as exc:
             return self._failed(exc)
-        first_look = asyncio.get_running_loop().call_later(_FIRST_LOOK_S, self._start_watch)
+        # Only a run alone on its worker is watched from here (a shared one by its worker).
+        first_look = (asyncio.get_running_loop().call_later(_FIRST_LOOK_S, self._start_watch)
+                      if self.alone else None)
         try:
             async with asyncio.timeout(self.req.limits.runtime_ms / 1000) as deadline:
                 self.deadline = deadline
                 outcome = await asyncio.shield(self.finished)
         except TimeoutError:
-            self.stop(LimitExceeded(
-                f"The job ran longer than its runtime limit of {self.req.limits.runtime_ms} ms",
-                limit="runtime"))
+            self.stop(_limit_error("runtime", self.req))
             return self._failed(self.kill_reason)
         except asyncio.CancelledError:
             self.stop(JobFailed("The caller went away"))
             raise
         finally:
-            first_look.cancel()
+            if first_look is not None:
+                first_look.cancel()
             if self.watchdog is not None:
                 self.watchdog.cancel()
             for call in list(self.host_calls):  # a query or request never outlives its run

@@ -240,6 +240,7 @@ class WorkerPool:
         self.busy_limit = busy_limit if busy_limit is not None else size
         self.runs_per_worker = max(1, runs_per_worker)
         self._waiters: deque[_Waiter] = deque()
+        self._watchers: list[asyncio.Future[None]] = []  # wait_placeable's
         self._all: set[WorkerProcess] = set()
         self._starting = 0
         self._closed = False
@@ -323,19 +324,32 @@ class WorkerPool:
             async with asyncio.timeout(max(0.0, wait_s)):
                 return await waiter.future
         except TimeoutError:
+            self._leave(waiter)
             return None
         except asyncio.CancelledError:
             if waiter.future.done() and not waiter.future.cancelled():
                 waiter.future.result().drop(run)  # hand it on: we no longer need it
+            self._leave(waiter)
             raise
-        finally:
-            with contextlib.suppress(ValueError):
-                self._waiters.remove(waiter)
-            self.place_freed()  # one that waited ahead of others no longer does
+
+    def _leave(self, waiter: _Waiter) -> None:
+        """A waiter gives up: those behind it may be placed now (a served one has left
+        the queue already)."""
+        with contextlib.suppress(ValueError):
+            self._waiters.remove(waiter)
+        self.place_freed()
 
     def place_freed(self) -> None:
         """A place may be free: give it to those waiting, in turn (one that cannot be
-        placed yet keeps the ones behind it waiting, so nobody waits forever)."""
+        placed yet keeps the ones behind it waiting, so nobody waits forever), then
+        wake those asking whether one is free (``wait_placeable``)."""
+        self._serve_waiters()
+        watchers, self._watchers = self._watchers, []
+        for watcher in watchers:
+            if not watcher.done():
+                watcher.set_result(None)
+
+    def _serve_waiters(self) -> None:
         while self._waiters:
             waiter = self._waiters[0]
             if waiter.future.done():
@@ -351,12 +365,23 @@ class WorkerPool:
         return not self._waiters and self._choose(False) is not None
 
     async def wait_placeable(self, wait_s: float) -> bool:
-        """Whether a run could be placed now or within ``wait_s`` (polled: for /health)."""
-        deadline = asyncio.get_running_loop().time() + wait_s
+        """Whether a run could be placed now or within ``wait_s`` (for /health): looked
+        at again whenever a place may have freed or a worker got ready."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
         while not self.can_place():
-            if self._closed or asyncio.get_running_loop().time() >= deadline:
+            if self._closed:
                 return False
-            await asyncio.sleep(0.02)
+            change: asyncio.Future[None] = loop.create_future()
+            self._watchers.append(change)
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await change
+            except TimeoutError:
+                return self.can_place()
+            finally:
+                with contextlib.suppress(ValueError):
+                    self._watchers.remove(change)
         return True
 
     def counts(self) -> dict[str, int]:
