@@ -55,6 +55,7 @@ from hub.services.catalog import Catalog
 from hub.services.debugging import DebugSessions
 from hub.services.history import History, open_history
 from hub.services.identity import IdentityService
+from hub.services.json_bodies import close_parsers
 from hub.services.keys import KeyService
 from hub.services.outside import HubBridge
 from hub.services.readiness import Readiness
@@ -228,6 +229,7 @@ async def _close_parts(hub: Hub) -> None:
     if hub.limits is not None:
         await hub.limits.close()
     await asyncio.to_thread(hub.history.close)
+    await asyncio.to_thread(close_parsers)
     hub.users.close()
 
 

@@ -180,6 +180,14 @@ def _parsers() -> ProcessPoolExecutor:
     return _pool
 
 
+def close_parsers() -> None:
+    """End the parser processes (the hub is stopping): left running, they outlived it."""
+    global _pool
+    pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 async def params_off_process(body: bytes, query: dict[str, Any], flags: dict[str, str],
                              form: bool = False, multipart: str = "") -> JsonParams:
     """A large JSON (``form``, ``multipart``) body's parameters, parsed in a parser

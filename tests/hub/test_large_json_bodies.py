@@ -99,3 +99,19 @@ def test_large_bodies_past_the_parsers_queue_are_asked_to_come_back() -> None:
             asyncio.run(json_bodies.params_off_process(b"[1]", {}, {}))
     finally:
         json_bodies._waiting = 0
+
+
+def test_the_parser_processes_end_with_the_hub() -> None:
+    """A hostile-input pass found them alive after the hub had stopped."""
+    import asyncio
+
+    from hub.services import json_bodies
+
+    body = b'{"who":"' + b"a" * (json_bodies.OFF_LOOP_BYTES + 10) + b'"}'
+    asyncio.run(json_bodies.params_off_process(body, {}, {}))
+    pool = json_bodies._pool
+    assert pool is not None
+    children = list(pool._processes.values())
+    assert children and all(child.is_alive() for child in children)
+    json_bodies.close_parsers()
+    assert json_bodies._pool is None and not any(child.is_alive() for child in children)
