@@ -160,17 +160,8 @@ class WorkerProcess:
         stdout = self.proc.stdout
         assert stdout is not None
         try:
-            while line := await stdout.readline():
-                msg = protocol.decode(line)
-                body = b""
-                if msg.get("t") == "done":
-                    size = int(msg["len"])
-                    owner = self.places.get(str(msg.get("run")))
-                    if owner is not None and not owner.accepts_body(size):
-                        owner.on_oversize("result")  # its bytes are never read
-                        return
-                    body = await stdout.readexactly(size)
-                self._dispatch(msg, body, len(line))
+            while await self._read_one(stdout):
+                pass
         except ValueError as exc:  # a line over the stream's limit, or not JSON
             over = not isinstance(exc, json.JSONDecodeError | UnicodeDecodeError)
             if over:
@@ -181,6 +172,26 @@ class WorkerProcess:
             pass  # a killed worker ends mid-message; treated as an exit below
         finally:
             await self._ended()
+
+    async def _read_one(self, stdout: asyncio.StreamReader) -> bool:
+        """One message read and dispatched; False at the end of the stream. Its own
+        frame so that nothing of a message (a result's body, its run) stays alive in
+        ``_read``'s locals while the next one is awaited: that kept the last result
+        of every worker in the hub's memory."""
+        line = await stdout.readline()
+        if not line:
+            return False
+        msg = protocol.decode(line)
+        body = b""
+        if msg.get("t") == "done":
+            size = int(msg["len"])
+            owner = self.places.get(str(msg.get("run")))
+            if owner is not None and not owner.accepts_body(size):
+                owner.on_oversize("result")  # its bytes are never read
+                return False
+            body = await stdout.readexactly(size)
+        self._dispatch(msg, body, len(line))
+        return True
 
     async def _ended(self) -> None:
         self.alive = self.open = False

@@ -417,19 +417,27 @@ async def _serve() -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
     worker = Worker(_option("--runs", 1))
     await worker.warm()
-    while line := await reader.readline():
-        msg = protocol.decode(line)
-        op = msg.get("op")
-        if op == "run":
-            worker.start(msg)
-        elif op == "check":
-            worker.check(msg)
-        elif op == "reply":
-            await worker.reply(msg)
-        elif op == "end":
-            worker.end(msg)
-        elif op == "exit":
-            return
+    while await _serve_one(worker, await reader.readline()):
+        pass
+
+
+async def _serve_one(worker: Worker, line: bytes) -> bool:
+    """One message from the hub handled; False when the worker is to end. In a
+    frame of its own so that a message (a run's spec, a large reply) is not kept
+    alive while the next one is awaited."""
+    if not line:
+        return False
+    msg = protocol.decode(line)
+    op = msg.get("op")
+    if op == "run":
+        worker.start(msg)
+    elif op == "check":
+        worker.check(msg)
+    elif op == "reply":
+        await worker.reply(msg)
+    elif op == "end":
+        worker.end(msg)
+    return op != "exit"
 
 
 def main() -> None:
