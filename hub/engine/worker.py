@@ -437,7 +437,7 @@ async def _serve_one(worker: Worker, line: bytes) -> bool:
         await worker.reply(msg)
     elif op == "end":
         worker.end(msg)
-    return op != "exit"
+    return bool(op != "exit")
 
 
 def main() -> None:
