@@ -428,7 +428,7 @@ async def _serve_one(worker: Worker, line: bytes) -> bool:
     if not line:
         return False
     msg = protocol.decode(line)
-    op = msg.get("op")
+    op = str(msg.get("op"))
     if op == "run":
         worker.start(msg)
     elif op == "check":
@@ -437,7 +437,7 @@ async def _serve_one(worker: Worker, line: bytes) -> bool:
         await worker.reply(msg)
     elif op == "end":
         worker.end(msg)
-    return bool(op != "exit")
+    return op != "exit"
 
 
 def main() -> None:
