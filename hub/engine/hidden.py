@@ -19,6 +19,9 @@ runs, a fresh context one), each slot a run's own:
   [RING_AT:+RING_BYTES]  the console ring: frames [length u32 LE][UTF-8 JSON line]
   [OUTCOME_AT:+4]     int32 LE  the outcome's length in bytes, -1 while there is none
   [OUTCOME_AT+8:+OUTCOME_BYTES]  the outcome, "meta JSON\\nbody", when it fits
+  then the inbox, at inbox_at(slots), INBOX_BYTES: a large payload for a run (its
+                spec, a bridge answer), a piece at a time, each taken by a small eval
+                that names the run first (see sandbox.hand_in)
 """
 
 from __future__ import annotations
@@ -32,11 +35,16 @@ RING_BYTES = 64 * 1024
 OUTCOME_AT = RING_AT + RING_BYTES  # within a slot
 OUTCOME_BYTES = 8 * 1024
 SLOT_BYTES = OUTCOME_AT + 8 + OUTCOME_BYTES
+INBOX_BYTES = 1024 * 1024
+
+
+def inbox_at(slots: int) -> int:
+    return SLOTS_AT + slots * SLOT_BYTES
 
 
 def memory_bytes(slots: int) -> int:
     """The channel memory of a context that holds ``slots`` runs at once."""
-    return SLOTS_AT + slots * SLOT_BYTES
+    return inbox_at(slots) + INBOX_BYTES
 
 
 def slot_at(slot: int) -> int:
@@ -64,5 +72,6 @@ def protocol_script(slots: int = 1) -> str:
     layout = {"currentAt": CURRENT_AT, "slotsAt": SLOTS_AT, "slots": slots,
               "slotBytes": SLOT_BYTES, "ringAt": RING_AT, "ringBytes": RING_BYTES,
               "outcomeAt": OUTCOME_AT, "outcomeBytes": OUTCOME_BYTES,
+              "inboxAt": inbox_at(slots), "inboxBytes": INBOX_BYTES,
               "memoryBytes": memory_bytes(slots)}
     return f"globalThis.__webjob_protocol = {json.dumps(layout)};"

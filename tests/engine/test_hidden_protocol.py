@@ -94,8 +94,10 @@ def test_the_layout_the_sandbox_gets_is_hidden_py_s(slots: int) -> None:
     layout = json.loads(first.split("=", 1)[1].rstrip(";"))
     assert layout["slots"] == slots
     assert layout["slotBytes"] == hidden.OUTCOME_AT + 8 + hidden.OUTCOME_BYTES
-    assert layout["memoryBytes"] == hidden.memory_bytes(slots) == (
+    assert layout["inboxAt"] == hidden.inbox_at(slots) == (
         layout["slotsAt"] + slots * layout["slotBytes"])
+    assert layout["memoryBytes"] == hidden.memory_bytes(slots) == (
+        layout["inboxAt"] + layout["inboxBytes"])
     assert layout["outcomeAt"] == layout["ringAt"] + layout["ringBytes"]
     assert layout["currentAt"] + 4 <= layout["slotsAt"]  # the header holds its cell
-    assert hidden.slot_at(slots - 1) + layout["slotBytes"] == layout["memoryBytes"]
+    assert hidden.slot_at(slots - 1) + layout["slotBytes"] == layout["inboxAt"]

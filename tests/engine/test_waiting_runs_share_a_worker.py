@@ -45,6 +45,8 @@ class GateHost:
         assert self.open is not None and self.arrived is not None
         if args.get("sql") == "now":
             return "now"
+        if args.get("sql") == "big":  # a large answer: MB of text
+            return "x" * (int(args["params"][0]) << 20)
         self.waiting += 1
         if self.needed is not None and self.waiting >= self.needed:
             self.arrived.set()
@@ -291,3 +293,52 @@ async def _spinner_then(harness: EngineHarness, newcomer: str,
     kw["limits"] = Limits(runtime_ms=8_000, memory_mb=64, cpu_ms=300)
     late = await harness.engine.run(harness.request(newcomer, **kw))
     return [await spinner, late]
+
+
+TICKER = """
+const end = Date.now() + Number(params.ms);
+let turns = 0;
+while (Date.now() < end) { await new Promise((r) => setTimeout(r, 1)); turns++; }
+return turns;
+"""
+BIG_ANSWERS = """
+let size = 0;
+for (let i = 0; i < 4; i++) size += (await db.exec('big', [Number(params.mb)])).length;
+return size;
+"""
+
+
+def test_a_large_bridge_answer_is_charged_to_the_run_it_answers(
+        shared: tuple[EngineHarness, GateHost]) -> None:
+    """A ticking neighbour enters the isolate every millisecond, so it was most often
+    the run entered last when a large answer arrived for another. The answer, a literal
+    in its eval, was scanned before the eval could name its run: that CPU was charged
+    to the ticker, which was stopped at its limit, and the stop landed on the answer's
+    eval, so the answered run never heard its answer and ran out of time."""
+    harness, host = shared
+    harness.call(_reset(host, needed=None))
+    ticker = harness.request(TICKER, params={"ms": 2500},
+                             limits=Limits(runtime_ms=20_000, memory_mb=16, cpu_ms=600))
+    big = harness.request(BIG_ANSWERS, params={"mb": 16},
+                          limits=Limits(runtime_ms=20_000, memory_mb=256, cpu_ms=10_000))
+    ticking, answered = run_all(harness, [ticker, big])
+    assert answered.ok, answered.error
+    assert body_json(answered) == 4 * (16 << 20)
+    assert ticking.ok, ticking.error
+    assert answered.cpu_ms > ticking.cpu_ms  # the crossing is the answered run's own
+
+
+def test_a_large_start_is_charged_to_the_run_it_starts(
+        shared: tuple[EngineHarness, GateHost]) -> None:
+    """The same for a run's start: its spec (a large request body, large params) was a
+    literal in the start's eval, scanned before the run was named."""
+    harness, host = shared
+    harness.call(_reset(host, needed=None))
+    ticker = harness.request(TICKER, params={"ms": 2500},
+                             limits=Limits(runtime_ms=20_000, memory_mb=16, cpu_ms=400))
+    large = [harness.request("return params.blob.length", params={"blob": "x" * (12 << 20)},
+                             limits=Limits(runtime_ms=20_000, memory_mb=128, cpu_ms=10_000))
+             for _ in range(6)]
+    ticking, *started = run_all(harness, [ticker, *large])
+    assert [body_json(r) for r in started] == [12 << 20] * 6
+    assert ticking.ok, ticking.error

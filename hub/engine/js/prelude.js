@@ -149,6 +149,40 @@
   for (let i = 0; i < layout.slots; i++) push(channels, slotChannel(i));
   const channelOf = (function channelOf(slot) { return channels[slot]; });
 
+  // ---- inbox: a large payload for a run crosses in pieces ---------------------
+  // As a literal in its eval, a payload of MBs costs V8's scanner ~10 ms a MB before
+  // any code of the eval runs, so before the eval can name its run: that CPU went to
+  // the run entered last, and a stop meant for that run landed on the crossing. The
+  // worker writes each piece into the inbox and hands it in with a small eval that
+  // enters the run first (receive), so copying and decoding are the run's own.
+  const inbox = new U8(channelMemory, layout.inboxAt, layout.inboxBytes);
+  const TypedArrayProto = Object.getPrototypeOf(U8.prototype);
+  const typedSet = uncurry(TypedArrayProto.set), typedSub = uncurry(TypedArrayProto.subarray);
+  const utf8 = new TextDecoderC();
+  const decodeUtf8 = uncurry(TextDecoderC.prototype.decode);
+  const arriving = new MapC();  // slot -> { data: Uint8Array of the whole payload, at }
+  const receive = (function receive(slot, total, size) {
+    enterSlot(slot);
+    let piece = mapGet(arriving, slot);
+    if (piece === undefined) {
+      piece = { data: new U8(total), at: 0 };
+      mapSet(arriving, slot, piece);
+    }
+    if (piece.at + size > piece.data.length) return;  // not the worker's: received() says so
+    typedSet(piece.data, typedSub(inbox, 0, size), piece.at);
+    piece.at += size;
+  });
+  // The payload handed in for the slot, as text; null when none arrived whole.
+  const received = (function received(slot) {
+    const piece = mapGet(arriving, slot);
+    mapDelete(arriving, slot);
+    return piece !== undefined && piece.at === piece.data.length ? decodeUtf8(utf8, piece.data) : null;
+  });
+  // Without a slot: what arrived for every slot (the isolate is idle).
+  const dropReceived = (function dropReceived(slot) {
+    if (slot === undefined) mapClear(arriving); else mapDelete(arriving, slot);
+  });
+
   // ---- console formatting of values that are not plain text -----------------
   function describe(v) {
     if (typeof v === 'string') return v;
@@ -282,6 +316,7 @@
     NativePromise, thenOf, mapGet, mapSet, mapHas,
     mapDelete, mapClear, push, strSlice, strIndexOf, regExec, now, ErrorC, TypeErrorC, isArray,
     StringC, NumberC, floor, MapC, enc, later, cancelWaits, channelMemory, channelOf, enterSlot,
+    receive, received, dropReceived,
     format, signWith, verifyWith, httpOptions, httpResponse,
     requestView, secretsApi, provide, moduleOf }) });
 })();

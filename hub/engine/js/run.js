@@ -392,6 +392,7 @@
 
   Object.defineProperty(G, '__webjob_sandbox', { configurable: true,
     value: freeze({ newRun, provide: kit.provide, channelMemory: kit.channelMemory, enterSlot: kit.enterSlot,
+      receive: kit.receive, received: kit.received, dropReceived: kit.dropReceived,
       shared: freeze([response, cryptoHost.crypto]) }) });
 })();
 //# sourceURL=webjobs:run

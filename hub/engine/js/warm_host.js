@@ -174,12 +174,17 @@
 
   // seq: the worker's number for this run of the isolate, so that an end meant for an
   // earlier run of the slot never reaches a later one.
+  // specJson: null when the worker handed the spec in through the inbox (a large one).
   function runWarm(specJson, slot, seq, outer) {
+    sandbox.enterSlot(slot);  // the spec's parse is this run's CPU
     const prior = runs.get(slot);
     if (prior !== undefined) prior.run.cancel();  // the worker has given the slot on
+    const spec = specJson === null ? sandbox.received(slot) : specJson;
+    if (specJson !== null) sandbox.dropReceived(slot);
+    if (spec === null) throw new Error('The run\'s start did not arrive whole');
     let entry = null;
     const run = sandbox.newRun(slot, () => { current = entry; });
-    const globals = run.globals(parse(specJson));
+    const globals = run.globals(parse(spec));
     entry = { run, globals, seq };
     runs.set(slot, entry);
     run.enter();
@@ -210,17 +215,31 @@
   const host = freeze({
     runWarm,
     poll: (slot) => { const e = runs.get(slot); return e === undefined ? '' : e.run.poll(); },
-    reply: (slot, id, ok, valueJson) => { const e = entryOf(slot); if (e !== undefined) e.run.reply(id, ok, valueJson); },
+    // valueJson: null when the answer was handed in through the inbox (receive)
+    reply: (slot, id, ok, valueJson) => {
+      const e = entryOf(slot);
+      const answer = valueJson === null ? sandbox.received(slot) : valueJson;
+      if (e === undefined) return;
+      if (answer === null) e.run.reply(id, false, '{"message":"The answer did not arrive whole"}');
+      else e.run.reply(id, ok, answer);
+    },
+    receive: (slot, total, size) => sandbox.receive(slot, total, size),
     // The worker ends a run that has not settled: the run alone, the isolate goes on.
     end: (slot, seq) => {
       const e = runs.get(slot);
-      if (e !== undefined && e.seq === seq) { e.run.cancel(); runs.delete(slot); }
+      if (e !== undefined && e.seq === seq) { e.run.cancel(); runs.delete(slot); sandbox.dropReceived(slot); }
     },
     provide(name, value) { sandbox.provide(name, hardenF(guarded(name, value))); },
     // The worker's question once a run has answered: this eval only gets a turn when
     // the isolate is idle, so no answer in time means something of the run still spins.
     // Asked only when the worker holds no run: what ended runs left goes with them.
-    idle() { current = null; runs.clear(); sandbox.enterSlot(-1); return 'idle'; },
+    idle() {
+      current = null;
+      sandbox.dropReceived();
+      runs.clear();
+      sandbox.enterSlot(-1);
+      return 'idle';
+    },
     seal,
     names: () => stringify(names),
   });
