@@ -23,6 +23,11 @@ def current_slot(memory: memoryview) -> int:
     return int.from_bytes(memory[hidden.CURRENT_AT:hidden.CURRENT_AT + 4], "little", signed=True)
 
 
+def idle_after(memory: memoryview) -> int:
+    """The number of the last run after whose settling the isolate ran a task of its own."""
+    return int.from_bytes(memory[hidden.IDLE_AT:hidden.IDLE_AT + 4], "little", signed=True)
+
+
 class ConsoleChannel:
     def __init__(self, memory: memoryview, slot: int = 0) -> None:
         at = hidden.slot_at(slot)

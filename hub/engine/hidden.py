@@ -13,6 +13,8 @@ runs, a fresh context one), each slot a run's own:
   header [0:4]  int32 LE  the slot whose code the isolate runs now, or ran last (-1:
                 none): every entry into the isolate (a run's start, a bridge reply, a
                 timer) writes it first, so the worker's CPU monitor can charge each run
+  header [4:8]  int32 LE  the worker's number (seq) of the last run after whose settling
+                the isolate ran a task of its own: nothing that run did still runs
   slot at SLOTS_AT + n * SLOT_BYTES:
   [0:4]   int32 LE  bytes written into the ring (the sandbox)
   [4:8]   int32 LE  bytes read from the ring (the worker)
@@ -29,6 +31,7 @@ from __future__ import annotations
 import json
 
 CURRENT_AT = 0
+IDLE_AT = 4
 SLOTS_AT = 16
 RING_AT = 16                       # within a slot
 RING_BYTES = 64 * 1024
@@ -69,7 +72,7 @@ ALL = (NOTE, WAKE, DONE, HOST, *HANDOVERS, *ACORN_TOOLS)
 
 def protocol_script(slots: int = 1) -> str:
     """The first script of every sandbox: the layout, for prelude.js."""
-    layout = {"currentAt": CURRENT_AT, "slotsAt": SLOTS_AT, "slots": slots,
+    layout = {"currentAt": CURRENT_AT, "idleAt": IDLE_AT, "slotsAt": SLOTS_AT, "slots": slots,
               "slotBytes": SLOT_BYTES, "ringAt": RING_AT, "ringBytes": RING_BYTES,
               "outcomeAt": OUTCOME_AT, "outcomeBytes": OUTCOME_BYTES,
               "inboxAt": inbox_at(slots), "inboxBytes": INBOX_BYTES,

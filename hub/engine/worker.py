@@ -120,7 +120,7 @@ class Worker:
         given = msg["spec"].get("limits")
         entry.limits = {"cpuMs": msg.get("cpuMs"), "memoryMb": msg.get("memoryMb"),
                         **(given if isinstance(given, dict) else {})}
-        cpu0, began = time.process_time(), time.monotonic()
+        cpu0 = time.process_time()
         try:
             await self._isolate_fit(fresh)
             if entry.ended is not None:  # the hub ended it before it could start
@@ -147,7 +147,7 @@ class Worker:
             os._exit(70)
         if len(body) >= _TRIM_AFTER:
             _give_back_memory()
-        await self._after_run(fresh, time.monotonic() - began)
+        await self._after_run(fresh)
 
     async def _run_job(self, msg: dict[str, Any], entry: WorkerRun, fresh: bool,
                        wanted: list[dict[str, str]]) -> sandbox.RawOutcome:
@@ -198,7 +198,7 @@ class Worker:
     def _calls(self, run_id: str) -> sandbox.CallSink:
         return lambda call: _send({"t": "call", "run": run_id, **call})
 
-    async def _after_run(self, fresh: bool, took_s: float) -> None:
+    async def _after_run(self, fresh: bool) -> None:
         """An isolate a run broke takes no new run (``closed``) and is replaced once its
         runs are over; else, once it holds none, it is checked (``warm.settle``): a run
         that left it spinning or too full ends the worker or replaces the isolate."""
@@ -213,7 +213,7 @@ class Worker:
         self.getting_ready = asyncio.get_running_loop().create_future()
         try:
             fitness = warm.Fitness.REPLACE if isolate.lost else (
-                warm.Fitness.KEEP if fresh else await warm.settle(isolate, took_s))
+                warm.Fitness.KEEP if fresh else await warm.settle(isolate))
             if fitness is warm.Fitness.EXIT:
                 fitness = await _stop_leftovers(isolate)
             if fitness is warm.Fitness.REPLACE:
@@ -243,7 +243,7 @@ class Worker:
             if fresh or isolate is None or not isolate.lost:
                 return
             if not self._running():
-                await self._after_run(False, 0.0)  # nothing left in it: replaced now
+                await self._after_run(False)  # nothing left in it: replaced now
                 continue
             if self.renewed is None:
                 self.renewed = asyncio.Event()

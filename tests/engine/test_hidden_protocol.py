@@ -99,5 +99,6 @@ def test_the_layout_the_sandbox_gets_is_hidden_py_s(slots: int) -> None:
     assert layout["memoryBytes"] == hidden.memory_bytes(slots) == (
         layout["inboxAt"] + layout["inboxBytes"])
     assert layout["outcomeAt"] == layout["ringAt"] + layout["ringBytes"]
-    assert layout["currentAt"] + 4 <= layout["slotsAt"]  # the header holds its cell
+    # the header holds its cells
+    assert layout["currentAt"] + 4 <= layout["idleAt"] and layout["idleAt"] + 4 <= layout["slotsAt"]
     assert hidden.slot_at(slots - 1) + layout["slotBytes"] == layout["inboxAt"]

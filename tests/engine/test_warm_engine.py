@@ -122,7 +122,7 @@ def test_an_isolate_that_keeps_what_runs_leave_is_replaced(isolate: warm.WarmIso
     has grown by GROWTH_LIMIT, the isolate is not used again."""
     meta, fit = run_here(isolate, "return 1")
     assert meta["ok"] and fit
-    isolate.runs = warm.HEAP_EVERY * 10 - 1  # the next settle measures the heap
+    isolate.heap_cpu_ns = -warm.HEAP_AFTER_CPU_NS  # the next settle measures the heap
     meta, fit = run_here(isolate, "for (let i = 0; i < 1.6e6; i++) Symbol.for('k' + i); return 1")
     assert meta["ok"] and not fit
 

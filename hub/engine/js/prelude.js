@@ -108,6 +108,15 @@
   const currentCell = new Int32(channelMemory, layout.currentAt, 1);
   atomicStore(currentCell, 0, -1);
   const enterSlot = (function enterSlot(slot) { atomicStore(currentCell, 0, slot); });
+  // Once a run has settled: a task of its own (a notified wait resolves in a task of
+  // its own, after the microtasks queued before it) writes the run's number, so the
+  // worker knows, without asking the isolate, that nothing the run did still runs.
+  const idleCell = new Int32(channelMemory, layout.idleAt, 1);
+  const markIdleAfter = (function markIdleAfter(seq) {
+    const cell = new Int32(new SAB(4));
+    thenOf(waitAsync(cell, 0, 0).value, () => { atomicStore(idleCell, 0, seq); });
+    notify(cell, 0);
+  });
   function slotChannel(slot) {
     const at = layout.slotsAt + slot * layout.slotBytes;
     const cursors = new Int32(channelMemory, at, 2);
@@ -120,15 +129,17 @@
       atomicStore(cursors, 1, 0);
     });
     reset();
-    // -1: no outcome yet; -2: settled, too long for this area (the worker asks for it)
+    // -1: no outcome yet; -2: settled, too long for this area (the worker asks for it).
+    // Whether the outcome went into the area.
     const outcomeToMemory = (function outcomeToMemory(text) {
       if (text.length > OUTCOME_BYTES / 3) {  // UTF-8 needs at most 3 bytes a code unit
         atomicStore(outcomeLength, 0, -2);
-        return;
+        return false;
       }
       const data = bytes.utf8Encode(text);
       bytes.ringPut(outcomeBytes, OUTCOME_BYTES, 0, data);
       atomicStore(outcomeLength, 0, bytes.length(data));
+      return true;
     });
     // false once the ring is full: the rest of the run's lines take the slow path
     const toChannel = (function toChannel(frame) {
@@ -316,7 +327,7 @@
     NativePromise, thenOf, mapGet, mapSet, mapHas,
     mapDelete, mapClear, push, strSlice, strIndexOf, regExec, now, ErrorC, TypeErrorC, isArray,
     StringC, NumberC, floor, MapC, enc, later, cancelWaits, channelMemory, channelOf, enterSlot,
-    receive, received, dropReceived,
+    receive, received, dropReceived, markIdleAfter,
     format, signWith, verifyWith, httpOptions, httpResponse,
     requestView, secretsApi, provide, moduleOf }) });
 })();

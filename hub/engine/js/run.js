@@ -81,7 +81,9 @@
 
   // slot: the run's part of the channel memory (and its tag on every note); onEnter: the
   // host's hook for an entry of this run (the warm host's `current`), or undefined.
-  function newRun(slot, onEnter) {
+  // onSettled(inMemory): the run has its outcome, and whether it lies in the channel
+  // memory (the worker then never asks the run for it).
+  function newRun(slot, onEnter, onSettled) {
     const channel = channelOf(slot);
     if (channel === undefined) throw new ErrorC('No such channel slot');
     channel.reset();
@@ -176,8 +178,9 @@
       let head;
       try { head = enc({ ...meta, logs: takeBuffer() }); } catch (e) { head = BROKEN; }
       outcome = head + '\n' + (typeof body === 'string' ? body : '');
-      channel.outcomeToMemory(outcome);
+      const inMemory = channel.outcomeToMemory(outcome);
       try { mapClear(timers); mapClear(calls); cancelWaits(waits); } catch (e) { /* the run is over anyway */ }
+      if (onSettled !== undefined) onSettled(inMemory);
       if (asyncMode) done();
     }
     function overCap(limit) {
@@ -393,6 +396,7 @@
   Object.defineProperty(G, '__webjob_sandbox', { configurable: true,
     value: freeze({ newRun, provide: kit.provide, channelMemory: kit.channelMemory, enterSlot: kit.enterSlot,
       receive: kit.receive, received: kit.received, dropReceived: kit.dropReceived,
+      markIdleAfter: kit.markIdleAfter,
       shared: freeze([response, cryptoHost.crypto]) }) });
 })();
 //# sourceURL=webjobs:run

@@ -183,7 +183,18 @@
     if (specJson !== null) sandbox.dropReceived(slot);
     if (spec === null) throw new Error('The run\'s start did not arrive whole');
     let entry = null;
-    const run = sandbox.newRun(slot, () => { current = entry; });
+    // A settled run is forgotten at once (its compartment, its globals: garbage now, so
+    // the worker's next heap reading is not swelled by them), unless the worker has yet
+    // to ask it for an outcome too long for the channel memory (poll forgets it then).
+    const forget = () => {
+      if (runs.get(slot) === entry) runs.delete(slot);
+      if (current === entry) current = null;
+    };
+    const run = sandbox.newRun(slot, () => { current = entry; },
+      (inMemory) => {
+        if (inMemory) forget(); else entry.polled = forget;
+        sandbox.markIdleAfter(seq);
+      });
     const globals = run.globals(parse(spec));
     entry = { run, globals, seq };
     runs.set(slot, entry);
@@ -214,7 +225,13 @@
   };
   const host = freeze({
     runWarm,
-    poll: (slot) => { const e = runs.get(slot); return e === undefined ? '' : e.run.poll(); },
+    poll: (slot) => {
+      const e = runs.get(slot);
+      if (e === undefined) return '';
+      const outcome = e.run.poll();
+      if (outcome !== '' && e.polled !== undefined) e.polled();
+      return outcome;
+    },
     // valueJson: null when the answer was handed in through the inbox (receive)
     reply: (slot, id, ok, valueJson) => {
       const e = entryOf(slot);
