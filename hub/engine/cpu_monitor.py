@@ -5,11 +5,16 @@ a timer) and writes that run's slot into the channel memory's header first (run.
 ``enter``); the microtasks that follow are the same run's until the queue drains. A
 thread of the worker reads the isolate thread's own CPU clock every ``TICK_S`` and
 charges what it grew by to the slot the header names, so a run that spins is charged
-for it, and one that waits is not. A run over its CPU limit is stopped with V8's
-``TerminateExecution`` (it unwinds that run's code only); CPU that grows for a slot no
-run holds (what an ended run left spinning) is stopped the same way. If the isolate
-still burns CPU for the same slot ``HOPELESS_S`` after the stop, nothing in this
-process can stop it: ``on_hopeless`` ends the worker.
+for it, and one that waits is not. A run over its CPU limit is first ended softly
+(``on_over``: the worker ends it in the isolate at its next await, with an eval, as a
+run whose runtime is up); one still running ``HARD_AFTER_S`` later is in a long turn
+and is stopped with V8's ``TerminateExecution`` (it unwinds that run's code only).
+Soft first because a stop that finds its run's turn just over waits in V8 for the next
+code the isolate runs, another run's (a run that burns its CPU in short turns between
+awaits made that likely). CPU that grows for a slot no run holds (what an ended run left
+spinning) is stopped the hard way. If the isolate still burns CPU for the same slot
+``HOPELESS_S`` after a stop, nothing in this process can stop it: ``on_hopeless`` ends
+the worker.
 
 The charge is as fine as the tick: a run that enters just before a tick may be charged
 a few ms its neighbour spent. The header is written only from inside the isolate, at an
@@ -43,6 +48,9 @@ LEFTOVER_NS = 250_000_000
 LEFTOVER_STARTING_NS = 3_000_000_000
 # How long a stop may take before the isolate is given up on.
 HOPELESS_S = 0.5
+# How long a run over its CPU limit, ended softly, may go on running before it is
+# stopped the hard way.
+HARD_AFTER_S = 0.05
 
 
 # Resident memory beyond the runs' own Memory: the worker's Python and V8 baseline and
@@ -67,21 +75,25 @@ class _Held:
     # (its stop being told on the worker's loop) is another's: an eval queued behind it.
     stopped: bool = False
     since_ns: int = dataclasses.field(default_factory=time.monotonic_ns)
+    over_since: float = 0.0  # when it was ended softly, over its CPU limit (0: not yet)
 
 
 class CpuMonitor:
     def __init__(self, racer: v8.Racer, memory: memoryview,
                  on_stop: Callable[[int, str, str], None],
                  on_hopeless: Callable[[str, str], None],
-                 starting: Callable[[], bool] = lambda: False) -> None:
-        """``on_stop(slot, run, limit)`` and ``on_hopeless(run, limit)`` are called on the
-        monitor's thread; ``run`` is "" for leftovers of a run that has ended."""
+                 starting: Callable[[], bool] = lambda: False,
+                 on_over: Callable[[int, str, str], None] | None = None) -> None:
+        """``on_stop(slot, run, limit)`` (a hard stop), ``on_over(slot, run, limit)`` (end
+        it softly) and ``on_hopeless(run, limit)`` are called on the monitor's thread;
+        ``run`` is "" for leftovers of a run that has ended."""
         self._racer, self._memory = racer, memory
-        self._on_stop, self._on_hopeless = on_stop, on_hopeless
+        self._on_stop, self._on_hopeless, self._on_over = on_stop, on_hopeless, on_over
         self._starting = starting
         self._lock = threading.Lock()
         self._held: dict[int, _Held] = {}
         self._last_run: dict[int, str] = {}  # slot -> the run that held it last
+        self._soft_ended: dict[int, tuple[str, float]] = {}  # slot -> (run, when)
         self._wanted = threading.Event()
         self._closed = False
         self._leftover_ns = 0
@@ -103,6 +115,7 @@ class CpuMonitor:
                 self._charge_since_last()  # what the isolate spent so far is not this run's
             self._held[slot] = _Held(run, limit_ms * 1_000_000, memory_mb)
             self._last_run[slot] = run
+            self._soft_ended.pop(slot, None)
 
     def release(self, slot: int) -> int:
         """The run in ``slot`` is over: the CPU charged to it, in ms."""
@@ -142,12 +155,12 @@ class CpuMonitor:
         if self._thread is not threading.current_thread():
             self._thread.join()
 
-    def _busy(self) -> bool:
-        # Whether the isolate's thread burns CPU now: most of 5 ms (a spinning run takes
-        # all of it; a short turn or a collection does not).
+    def _busy(self, least_ns: int = 3_500_000) -> bool:
+        # Whether the isolate's thread burns CPU now: by default most of 5 ms (a spinning
+        # run takes all of it; a short turn or a collection does not).
         first = self._racer.cpu_ns()
         time.sleep(0.005)
-        return self._racer.cpu_ns() - first > 3_500_000
+        return self._racer.cpu_ns() - first > least_ns
 
     def _terminate(self, slot: int, run: str, limit: str) -> None:
         # Under the lock. The run learns of it through ``on_stop`` (on the worker's loop).
@@ -220,8 +233,10 @@ class CpuMonitor:
             return
         held = self._held.get(slot)
         if held is None:
+            if self._stopping is None and self._still_running_after_soft_end(slot):
+                return
             if self._spinning(slot, grew) and self._stopping is None:
-                self._terminate(slot, self._last_run.get(slot, ""), "leftover")
+                self._stop_running(slot, self._last_run.get(slot, ""), "leftover")
             return
         if held.stopped:
             return
@@ -230,11 +245,43 @@ class CpuMonitor:
             return
         if self._settled(slot):  # it has answered: what spins now is what it left behind
             if self._spinning(slot, grew):
-                self._terminate(slot, held.run, "leftover")
+                self._stop_running(slot, held.run, "leftover")
         elif held.spent_ns > held.limit_ns:
-            self._terminate(slot, held.run, "cpu")
+            self._over_cpu(slot, held)
         elif not self._memory_stopped and self._over_memory():
             # Once: the stopped run's memory stays until the isolate drops it, and the
             # isolate, retiring, only finishes its neighbours (their CPU is still watched).
-            self._memory_stopped = True
-            self._terminate(slot, held.run, "memory")
+            self._memory_stopped = self._stop_running(slot, held.run, "memory")
+
+    def _over_cpu(self, slot: int, held: _Held) -> None:
+        now = time.monotonic()
+        if not held.over_since and self._on_over is not None:
+            held.over_since = now
+            self._soft_ended[slot] = (held.run, now)  # watched on once it has left
+            self._on_over(slot, held.run, "cpu")
+        elif not held.over_since or now - held.over_since > HARD_AFTER_S:
+            self._stop_running(slot, held.run, "cpu")
+
+    def _still_running_after_soft_end(self, slot: int) -> bool:
+        """A run ended softly whose code still runs once the worker has let it go (its
+        turn is long, or endless): stopped the hard way, as over its CPU."""
+        run, since = self._soft_ended.get(slot, ("", 0.0))
+        if not since or time.monotonic() - since <= HARD_AFTER_S:
+            return False
+        if self._stop_running(slot, run, "cpu"):
+            del self._soft_ended[slot]
+        return True
+
+    def _stop_running(self, slot: int, run: str, limit: str) -> bool:
+        """Stop ``slot``'s code if the isolate still runs it. Its turn may have ended since
+        the tick was charged: a stop then would wait in V8 for the next code the isolate
+        runs, another run's entry (a reply meant for it, its start). Not stopped now, it
+        is charged on and stopped when it runs again."""
+        # a fifth of the 5 ms: on a crowded machine a spinning thread gets far less than
+        # a core, and a thread whose turn has ended gets none
+        if current_slot(self._memory) != slot or not self._busy(1_000_000):
+            return False
+        if current_slot(self._memory) != slot:  # another run entered meanwhile
+            return False
+        self._terminate(slot, run, limit)
+        return True

@@ -23,7 +23,7 @@ runs, a fresh context one), each slot a run's own:
   [OUTCOME_AT+8:+OUTCOME_BYTES]  the outcome, "meta JSON\\nbody", when it fits
   then the inbox, at inbox_at(slots), INBOX_BYTES: a large payload for a run (its
                 spec, a bridge answer), a piece at a time, each taken by a small eval
-                that names the run first (see sandbox.hand_in)
+                that names the run first (see inbox.py)
 """
 
 from __future__ import annotations

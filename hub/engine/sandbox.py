@@ -29,6 +29,7 @@ from typing import Any
 from hub.engine import crossing, hidden, modules, scripts, v8
 from hub.engine.background import background
 from hub.engine.channel import ConsoleChannel, current_slot
+from hub.engine.inbox import Inbox
 
 LogSink = Callable[[list[list[Any]]], None]
 CallSink = Callable[[dict[str, Any]], Coroutine[Any, Any, None] | None]
@@ -66,6 +67,7 @@ class RunSlot:
     held: bool = False
     seq: int = 0  # the isolate's number for the run that holds the slot (warm_host.js)
     calls_out: int = 0  # bridge calls it has made that no reply has settled yet
+    ending: int = 0  # ends sent into the isolate for it that have not had their turn yet
     # Set by the worker (its CPU monitor thread too) when the run broke a limit the
     # sandbox cannot see: the run fails with it, whatever the isolate says.
     breach: RawOutcome | None = None
@@ -104,8 +106,9 @@ class PreparedContext:
     # Start evals under way: V8 compiles a run's script (the job's text, its spec when
     # small) before the run's first line names it.
     starting: int = 0
-    # One payload crosses the inbox at a time (hand_in): a piece is written, then taken.
-    inbox_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Where large payloads for its runs enter: an isolate runs share (not a fresh
+    # context: its run is alone in it, and a literal costs only that run).
+    inbox: Inbox | None = None
 
     def memory_breach(self) -> bool:
         """Whether V8 stopped a run at the heap limit and no run has been blamed yet
@@ -115,9 +118,14 @@ class PreparedContext:
         self.memory_blamed = True
         return True
 
-    def open_channel(self, memory: memoryview, slots: int) -> None:
+    def open_channel(self, memory: memoryview, slots: int, shared: bool = False) -> None:
         self.memory = memory.cast("B")
         self.slots = [RunSlot(i, ConsoleChannel(memory, i)) for i in range(slots)]
+        self.inbox = Inbox(self.racer, self.memory, slots) if shared else None
+
+    def through_inbox(self, size: int) -> Inbox | None:
+        """The inbox, if a payload of ``size`` bytes is to cross through it."""
+        return self.inbox if self.inbox is not None and Inbox.wanted(size) else None
 
     def free_slot(self) -> RunSlot | None:
         return next((slot for slot in self.slots if not slot.held), None)
@@ -188,7 +196,7 @@ async def prepare_context() -> PreparedContext:
     return prepared
 
 
-def _keyed(prepared: PreparedContext) -> str:
+def keyed(prepared: PreparedContext) -> str:
     """The worker's key as the first argument of a host entry, where there is one."""
     return f"'{prepared.host_key}'" if prepared.host_key else ""
 
@@ -286,34 +294,6 @@ class JobScript:
     spec_in: bytes = b""
 
 
-# Below this, a payload is a literal in its eval (V8 scans 32 KB in about 0.3 ms);
-# above, it crosses through the inbox (hand_in), a MB a piece.
-INBOX_FROM = 32 * 1024
-
-
-def through_inbox(prepared: PreparedContext, size: int) -> bool:
-    """Whether a payload of ``size`` bytes crosses through the inbox: a large one, into
-    an isolate whose runs share it (a fresh context's run is alone in it)."""
-    return size > INBOX_FROM and not prepared.host_key and prepared.memory is not None
-
-
-async def hand_in(prepared: PreparedContext, slot: RunSlot, data: bytes) -> None:
-    """``data`` into the isolate for the run in ``slot``, a piece at a time: each
-    written into the inbox, then taken by an eval that enters the run before it copies
-    (prelude.js's receive), so the CPU of the crossing is that run's, and a stop meant
-    for another run never lands on it."""
-    assert prepared.memory is not None
-    at = hidden.inbox_at(len(prepared.slots))
-    inbox = prepared.memory[at:at + hidden.INBOX_BYTES]
-    whole = memoryview(data)
-    async with prepared.inbox_lock:
-        for start in range(0, len(data), hidden.INBOX_BYTES):
-            piece = whole[start:start + hidden.INBOX_BYTES]
-            inbox[:len(piece)] = piece
-            await prepared.racer.eval_async(
-                f"{hidden.HOST}.receive({slot.index}, {len(data)}, {len(piece)})")
-
-
 async def run_script(prepared: PreparedContext, slot: RunSlot, job: JobScript, memory_mb: int,
                      live: bool = False) -> RawOutcome:
     """Run one job script to its outcome. Runtime and CPU limits are the parent's job;
@@ -324,8 +304,10 @@ async def run_script(prepared: PreparedContext, slot: RunSlot, job: JobScript, m
     eval, so only for a watched run)."""
     racer = prepared.racer
     try:
-        if job.spec_in:
-            await hand_in(prepared, slot, job.spec_in)
+        if job.spec_in and prepared.inbox is not None:
+            await prepared.inbox.hand_in(slot.index, job.spec_in)
+            if slot.breach is not None:  # ended while its spec crossed: it never starts
+                return slot.breach
         prepared.starting += 1
         try:
             if live:
@@ -361,7 +343,7 @@ async def run_script(prepared: PreparedContext, slot: RunSlot, job: JobScript, m
 
 def _poll(prepared: PreparedContext, slot: RunSlot) -> str:
     if prepared.host_key:
-        return str(prepared.racer.eval(f"{hidden.HOST}.poll({_keyed(prepared)})"))
+        return str(prepared.racer.eval(f"{hidden.HOST}.poll({keyed(prepared)})"))
     return str(prepared.racer.eval(f"{hidden.HOST}.poll({slot.index})"))
 
 
@@ -446,19 +428,3 @@ def body_problem(checker: v8.Racer, source: str) -> dict[str, Any] | None:
     if len(_WHOLE_BODIES) > _WHOLE_BODIES_KEPT:
         _WHOLE_BODIES.popitem(last=False)
     return None
-
-
-async def reply_to_call(prepared: PreparedContext, slot: RunSlot, call_id: int, ok: bool,
-                        value: Any) -> None:
-    """Settle a bridge call the job is awaiting: an entry into the isolate on its run's
-    behalf (a fresh context's host takes its key instead of a slot)."""
-    text = json.dumps(value)
-    key = _keyed(prepared) + ", " if prepared.host_key else f"{slot.index}, "
-    slot.calls_out = max(0, slot.calls_out - 1)
-    if through_inbox(prepared, len(text)):
-        await hand_in(prepared, slot, text.encode())
-        payload = "null"
-    else:
-        payload = json.dumps(text)
-    await prepared.racer.eval_async(
-        f"{hidden.HOST}.reply({key}{int(call_id)}, {'true' if ok else 'false'}, {payload})")

@@ -27,13 +27,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from hub.engine import crossing, hidden, protocol, sandbox, v8, warm
+from hub.engine import hidden, protocol, replies, sandbox, v8, warm
 from hub.engine.background import background
 from hub.engine.cpu_monitor import HOPELESS_S, CpuMonitor
+from hub.engine.outcomes import TRIM_AFTER, answer_of, give_back_memory, limit_failure
 from hub.engine.warm import WarmIsolate
 
 _PR_SET_PDEATHSIG = 1
-_TRIM_AFTER = 4 * 1024 * 1024  # a body this big is worth handing memory back after
 
 
 def _die_with_parent() -> None:
@@ -86,7 +86,8 @@ class Worker:
             isolate, memory = self.isolate, self.isolate.memory
             assert memory is not None  # every warm isolate has its channel
             self.monitor = CpuMonitor(isolate.racer, memory, self._on_stop_from_thread,
-                                      _hopeless, starting=lambda: isolate.starting > 0)
+                                      _hopeless, starting=lambda: isolate.starting > 0,
+                                      on_over=self._on_over_from_thread)
         wanted = self.wanted_modules()  # what recent jobs needed, loaded while idle
         for build in wanted:
             warm.load_module(self.isolate, build)
@@ -124,7 +125,7 @@ class Worker:
         try:
             await self._isolate_fit(fresh)
             if entry.ended is not None:  # the hub ended it before it could start
-                outcome = _limit_failure(entry.ended, entry.limits)
+                outcome = limit_failure(entry.ended, entry.limits)
             else:
                 outcome = await self._run_job(msg, entry, fresh, wanted)
         except Exception as exc:  # the hub must hear of every run's end
@@ -133,7 +134,7 @@ class Worker:
         finally:
             self.runs.pop(run_id, None)
         cpu_ms = entry.cpu_ms if entry.watched else int((time.process_time() - cpu0) * 1000)
-        meta, body = _answer(outcome, caps)
+        meta, body = answer_of(outcome, caps)
         # A run stopped at the isolate's memory while others run in it: not surgical. What
         # it allocated stays until the isolate drops it, and V8 then stops whatever code
         # runs at the next collection, a neighbour's too; so the worker ends: the run
@@ -145,8 +146,8 @@ class Worker:
         _send({"t": "done", "run": run_id, "meta": meta, "len": len(body), "cpuMs": cpu_ms}, body)
         if ends_worker:
             os._exit(70)
-        if len(body) >= _TRIM_AFTER:
-            _give_back_memory()
+        if len(body) >= TRIM_AFTER:
+            give_back_memory()
         await self._after_run(fresh)
 
     async def _run_job(self, msg: dict[str, Any], entry: WorkerRun, fresh: bool,
@@ -185,11 +186,15 @@ class Worker:
             slot.free()
 
     def _free_slot(self, isolate: WarmIsolate) -> sandbox.RunSlot:
-        for step in range(len(isolate.slots)):
-            slot: sandbox.RunSlot = isolate.slots[(self.slot_turn + step) % len(isolate.slots)]
-            if not slot.held:
-                self.slot_turn = slot.index + 1
-                return slot
+        # Not a slot whose ended run may still be running its turn, while there is
+        # another: what it still spends would be charged to the run given the slot.
+        count = len(isolate.slots)
+        for ending_too in (False, True):
+            for step in range(count):
+                slot: sandbox.RunSlot = isolate.slots[(self.slot_turn + step) % count]
+                if not slot.held and (ending_too or not slot.ending):
+                    self.slot_turn = slot.index + 1
+                    return slot
         raise RuntimeError("every slot of the isolate is held: the hub placed one run too many")
 
     def _logs(self, run_id: str) -> sandbox.LogSink:
@@ -266,7 +271,16 @@ class Worker:
         isolate.lost = True  # retire, never reuse: a limit kill may leave broken state
         entry = self.runs.get(run_id) if run_id else None
         if entry is not None and entry.slot is not None and limit != "leftover":
-            entry.slot.breach = _limit_failure(limit, entry.limits)
+            entry.slot.breach = limit_failure(limit, entry.limits)
+            self._loop.call_soon_threadsafe(self._end_in_isolate, entry)
+
+    def _on_over_from_thread(self, slot: int, run_id: str, limit: str) -> None:
+        # On the monitor's thread: the run is over a limit; it fails with it and is ended
+        # in the isolate at its next await (no stop: the isolate stays fit).
+        del slot
+        entry = self.runs.get(run_id)
+        if entry is not None and entry.slot is not None and entry.slot.breach is None:
+            entry.slot.breach = limit_failure(limit, entry.limits)
             self._loop.call_soon_threadsafe(self._end_in_isolate, entry)
 
     def _end_in_isolate(self, entry: WorkerRun) -> None:
@@ -279,7 +293,7 @@ class Worker:
             return
         slot.done.set()
         end = f"{hidden.HOST}.end({slot.index}, {slot.seq})"
-        background(_quietly(isolate.racer.eval_async(end)))
+        background(_ending(slot, isolate.racer.eval_async(end)))
 
     def end(self, msg: dict[str, Any]) -> None:
         """The hub has ended a run (its runtime is up, its caller left): a run that
@@ -292,7 +306,7 @@ class Worker:
         if entry is None or entry.slot is None or self.monitor is None:
             return
         if entry.slot.breach is None:
-            entry.slot.breach = _limit_failure(limit, entry.limits)
+            entry.slot.breach = limit_failure(limit, entry.limits)
         if not self.monitor.stop(entry.slot.index, limit):
             self._end_in_isolate(entry)
 
@@ -310,10 +324,10 @@ class Worker:
         # that through its slot; the worker goes on reading.
         with contextlib.suppress(v8.EvalError):
             if entry.fresh is not None:
-                await sandbox.reply_to_call(entry.fresh, entry.fresh.slots[0], msg["id"], ok,
+                await replies.reply_to_call(entry.fresh, entry.fresh.slots[0], msg["id"], ok,
                                             value)
             elif entry.slot is not None and entry.isolate is not None and entry.slot.held:
-                await sandbox.reply_to_call(entry.isolate, entry.slot, msg["id"], ok, value)
+                await replies.reply_in_shared(entry.isolate, entry.slot, msg["id"], ok, value)
 
     @property
     def _loop(self) -> asyncio.AbstractEventLoop:
@@ -335,16 +349,6 @@ class WorkerRun:
 
 
 _LOOP: list[asyncio.AbstractEventLoop] = []
-
-
-def _limit_failure(limit: str, limits: dict[str, Any]) -> sandbox.RawOutcome:
-    text = {"cpu": f"The job used more than its CPU limit of {limits.get('cpuMs')} ms",
-            "runtime": f"The job ran longer than its runtime limit of {limits.get('runtimeMs')} ms",
-            "memory": f"The job used more than its memory limit of {limits.get('memoryMb')} MB",
-            }.get(limit)
-    if text is None:
-        return sandbox.RawOutcome({"ok": False, "code": "JOB-001", "message": "The run was ended"})
-    return sandbox.RawOutcome({"ok": False, "code": "JOB-003", "limit": limit, "message": text})
 
 
 def _hopeless(run_id: str, limit: str) -> None:
@@ -370,34 +374,19 @@ async def _stop_leftovers(isolate: warm.WarmIsolate) -> warm.Fitness:
     return warm.Fitness.REPLACE
 
 
+async def _ending(slot: sandbox.RunSlot, end: Any) -> None:
+    # The end gets its turn once the run's code has yielded: the slot is clean after it.
+    slot.ending += 1
+    try:
+        await _quietly(end)
+    finally:
+        slot.ending -= 1
+
+
 async def _quietly(work: Any) -> None:
     # An end in the background: the isolate may have stopped it or been closed since.
     with contextlib.suppress(Exception):
         await work
-
-
-def _answer(outcome: sandbox.RawOutcome, caps: protocol.Caps) -> tuple[dict[str, Any], bytes]:
-    """The done message's meta and the body bytes, within the run's result cap."""
-    meta, logs = outcome.meta, outcome.meta.get("logs", [])
-    body = crossing.body_bytes(meta, outcome.body)
-    if body is None:
-        return {"ok": False, "code": "JOB-001", "logs": logs,
-                "message": "The job's file body is not valid base64"}, b""
-    if len(body) > caps.result_bytes:
-        return {"ok": False, "code": "JOB-003", "limit": "result", "logs": logs,
-                "message": protocol.over_cap("result", caps.result_bytes)}, b""
-    if meta.get("ok"):
-        if meta.get("type") == "json":  # JSON.stringify escapes a lone surrogate
-            body = protocol.clean_json_text(body)
-        meta["encoding"] = "binary"  # decoded here; raw bytes follow the line
-    return meta, body
-
-
-def _give_back_memory() -> None:
-    # glibc keeps a large freed buffer in its heap (its mmap threshold grows with
-    # the sizes freed), so after a big answer the worker would stay that big.
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _option(name: str, default: int) -> int:

@@ -165,29 +165,37 @@
   // any code of the eval runs, so before the eval can name its run: that CPU went to
   // the run entered last, and a stop meant for that run landed on the crossing. The
   // worker writes each piece into the inbox and hands it in with a small eval that
-  // enters the run first (receive), so copying and decoding are the run's own.
+  // enters the run first (receive), so taking it is the run's own CPU. A payload is
+  // JSON as Python writes it (ASCII only), so each byte is one character: a piece
+  // becomes text straight from the inbox, with no copy of the whole payload as bytes.
   const inbox = new U8(channelMemory, layout.inboxAt, layout.inboxBytes);
-  const TypedArrayProto = Object.getPrototypeOf(U8.prototype);
-  const typedSet = uncurry(TypedArrayProto.set), typedSub = uncurry(TypedArrayProto.subarray);
-  const utf8 = new TextDecoderC();
-  const decodeUtf8 = uncurry(TextDecoderC.prototype.decode);
-  const arriving = new MapC();  // slot -> { data: Uint8Array of the whole payload, at }
-  const receive = (function receive(slot, total, size) {
+  const typedSub = uncurry(Object.getPrototypeOf(U8.prototype).subarray);
+  const fromCharCode = StringC.fromCharCode, join = uncurry(Array.prototype.join);
+  const CHARS_AT_ONCE = 8192;  // arguments to one fromCharCode call
+  const arriving = new MapC();  // slot -> { parts: [text], at, total }
+  // offset 0 begins a payload (what a slot got before and never took is dropped)
+  const receive = (function receive(slot, total, offset, size) {
     enterSlot(slot);
     let piece = mapGet(arriving, slot);
-    if (piece === undefined) {
-      piece = { data: new U8(total), at: 0 };
+    if (offset === 0 || piece === undefined) {
+      piece = { parts: [], at: 0, total };
       mapSet(arriving, slot, piece);
     }
-    if (piece.at + size > piece.data.length) return;  // not the worker's: received() says so
-    typedSet(piece.data, typedSub(inbox, 0, size), piece.at);
+    if (piece.at !== offset || piece.total !== total || offset + size > total) {
+      piece.at = -1;  // not whole: received() says so
+      return;
+    }
+    for (let i = 0; i < size; i += CHARS_AT_ONCE) {
+      const end = i + CHARS_AT_ONCE < size ? i + CHARS_AT_ONCE : size;
+      push(piece.parts, apply(fromCharCode, undefined, typedSub(inbox, i, end)));
+    }
     piece.at += size;
   });
   // The payload handed in for the slot, as text; null when none arrived whole.
   const received = (function received(slot) {
     const piece = mapGet(arriving, slot);
     mapDelete(arriving, slot);
-    return piece !== undefined && piece.at === piece.data.length ? decodeUtf8(utf8, piece.data) : null;
+    return piece !== undefined && piece.at === piece.total ? join(piece.parts, '') : null;
   });
   // Without a slot: what arrived for every slot (the isolate is idle).
   const dropReceived = (function dropReceived(slot) {

@@ -123,7 +123,7 @@
   }
 
   let current = null;  // the run whose code runs now (its last entry): { run, globals }
-  const runs = new Map();  // slot -> { run, globals }: the runs started, until the slot is reused
+  const runs = new Map();  // slot -> { run, globals, seq }: the runs started, until they settle
   // Shared code (the web APIs) reads these from the global when it is called: they
   // reach the run it was called for.
   const forward = (name) => function (...args) {
@@ -175,8 +175,15 @@
   // seq: the worker's number for this run of the isolate, so that an end meant for an
   // earlier run of the slot never reaches a later one.
   // specJson: null when the worker handed the spec in through the inbox (a large one).
+  const endedEarly = new Map();  // slot -> the number of a run ended before it started
   function runWarm(specJson, slot, seq, outer) {
     sandbox.enterSlot(slot);  // the spec's parse is this run's CPU
+    const endedFirst = endedEarly.get(slot) === seq;
+    endedEarly.delete(slot);
+    if (endedFirst) {  // the worker ended it while its start was on the way: it never runs
+      sandbox.dropReceived(slot);
+      return;
+    }
     const prior = runs.get(slot);
     if (prior !== undefined) prior.run.cancel();  // the worker has given the slot on
     const spec = specJson === null ? sandbox.received(slot) : specJson;
@@ -240,17 +247,24 @@
       if (answer === null) e.run.reply(id, false, '{"message":"The answer did not arrive whole"}');
       else e.run.reply(id, ok, answer);
     },
-    receive: (slot, total, size) => sandbox.receive(slot, total, size),
+    receive: (slot, total, offset, size) => sandbox.receive(slot, total, offset, size),
     // The worker ends a run that has not settled: the run alone, the isolate goes on.
     end: (slot, seq) => {
       const e = runs.get(slot);
-      if (e !== undefined && e.seq === seq) { e.run.cancel(); runs.delete(slot); sandbox.dropReceived(slot); }
+      if (e !== undefined && e.seq === seq) {
+        e.run.cancel();
+        runs.delete(slot);
+        sandbox.dropReceived(slot);
+      } else if (e === undefined || e.seq < seq) {
+        endedEarly.set(slot, seq);  // its start has yet to come (its spec is crossing)
+      }
     },
     provide(name, value) { sandbox.provide(name, hardenF(guarded(name, value))); },
     // The worker's question once a run has answered: this eval only gets a turn when
     // the isolate is idle, so no answer in time means something of the run still spins.
     // Asked only when the worker holds no run: what ended runs left goes with them.
     idle() {
+      runs.forEach((e) => e.run.cancel());  // whatever is forgotten can do nothing more
       current = null;
       sandbox.dropReceived();
       runs.clear();
