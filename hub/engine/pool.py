@@ -230,7 +230,10 @@ class WorkerProcess:
             owner.on_call(msg, size)
         elif kind in ("done", "checked"):
             if kind == "done" and len(self.places) == 1:
-                self.settling = True  # it checks its isolate, then says ready
+                # it checks its isolate, then says ready; or it says so in the answer
+                self.settling = not msg.get("ready")
+                if not self.settling:
+                    self.readied = time.monotonic()
             self.drop(run)
             owner.on_done(msg["meta"] if kind == "done" else msg, body, int(msg.get("cpuMs", 0)))
 

@@ -79,7 +79,7 @@ class Worker:
         # context, closed before the next is made, then had to rebuild it.
         self.checker = v8.Racer()
 
-    async def warm(self) -> None:
+    async def warm(self, say_ready: bool = True) -> None:
         """Get ready for the next run, off the request path."""
         if self.isolate is None:
             self.isolate = warm.build(self.checker, self.capacity)
@@ -95,7 +95,8 @@ class Worker:
             self.fresh = await sandbox.prepare_context()
             for build in wanted:
                 sandbox.load_module(self.fresh, build)
-        _send({"t": "ready", "pid": os.getpid()})
+        if say_ready:
+            _send({"t": "ready", "pid": os.getpid()})
 
     def wanted_modules(self) -> list[dict[str, str]]:
         seen: dict[str, dict[str, str]] = {}
@@ -143,12 +144,23 @@ class Worker:
                        and meta.get("limit") == "memory" and self._running())
         if ends_worker:
             _send({"t": "breach", "run": run_id, "limit": "memory"})
-        _send({"t": "done", "run": run_id, "meta": meta, "len": len(body), "cpuMs": cpu_ms}, body)
+        done = {"t": "done", "run": run_id, "meta": meta, "len": len(body), "cpuMs": cpu_ms}
+        # One message, not a ready line after it, when nothing that takes time is due.
+        ready = not fresh and len(body) < TRIM_AFTER and self._fit_soon()
+        _send({**done, "ready": True} if ready else done, body)
         if ends_worker:
             os._exit(70)
         if len(body) >= TRIM_AFTER:
             give_back_memory()
-        await self._after_run(fresh)
+        await self._after_run(fresh, said_ready=ready)
+
+    def _fit_soon(self) -> bool:
+        """Ready for the next run at once, most likely: no run in the isolate, no fresh
+        context to prepare, and nothing in the isolate's check that takes time due."""
+        isolate = self.isolate
+        return (isolate is not None and self.getting_ready is None and not self._running()
+                and not (self.fresh is None and any(self.recent_fresh))
+                and warm.fit_soon(isolate))
 
     async def _run_job(self, msg: dict[str, Any], entry: WorkerRun, fresh: bool,
                        wanted: list[dict[str, str]]) -> sandbox.RawOutcome:
@@ -203,10 +215,12 @@ class Worker:
     def _calls(self, run_id: str) -> sandbox.CallSink:
         return lambda call: _send({"t": "call", "run": run_id, **call})
 
-    async def _after_run(self, fresh: bool) -> None:
+    async def _after_run(self, fresh: bool, said_ready: bool = False) -> None:
         """An isolate a run broke takes no new run (``closed``) and is replaced once its
         runs are over; else, once it holds none, it is checked (``warm.settle``): a run
-        that left it spinning or too full ends the worker or replaces the isolate."""
+        that left it spinning or too full ends the worker or replaces the isolate.
+        ``said_ready``: the run's answer said the worker was ready; if the check finds
+        otherwise, the worker says ``closed`` until it is."""
         isolate = self.isolate
         if isolate is None or self.getting_ready is not None:
             return
@@ -219,11 +233,13 @@ class Worker:
         try:
             fitness = warm.Fitness.REPLACE if isolate.lost else (
                 warm.Fitness.KEEP if fresh else await warm.settle(isolate))
+            if said_ready and fitness is not warm.Fitness.KEEP:
+                _send({"t": "closed"})
             if fitness is warm.Fitness.EXIT:
                 fitness = await _stop_leftovers(isolate)
             if fitness is warm.Fitness.REPLACE:
                 self._drop_isolate()
-            await self.warm()
+            await self.warm(say_ready=not said_ready or fitness is not warm.Fitness.KEEP)
         finally:
             ready, self.getting_ready = self.getting_ready, None
             ready.set_result(None)
