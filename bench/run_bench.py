@@ -247,7 +247,21 @@ def hub_cpu(running: list[RunningServer], args: argparse.Namespace) -> dict[str,
         return None
     say(f"[hub] CPU per {case.label} run: wrk at concurrency 1 for {args.duration} s")
     try:
-        return engine_checks.measure_cpu(hub, case, args.duration, args.warmup)
+        results = engine_checks.measure_cpu(hub, case, args.duration, args.warmup)
+    except (RuntimeError, OSError, wrk_runner.WrkError) as err:
+        return {"error": str(err)}
+    return engine_checks.with_floor(results, floor_cpu(running, args))
+
+
+def floor_cpu(running: list[RunningServer], args: argparse.Namespace) -> dict[str, Any] | None:
+    """The floor's CPU per public_ping request, measured as the hub's is (None without it)."""
+    floor = next((server for server in running if server.spec.name == "floor"), None)
+    case = case_for("floor", "public_ping")
+    if floor is None or case is None:
+        return None
+    say(f"[floor] CPU per {case.label} request: wrk at concurrency 1 for {args.duration} s")
+    try:
+        return engine_checks.measure_cpu(floor, case, args.duration, args.warmup)
     except (RuntimeError, OSError, wrk_runner.WrkError) as err:
         return {"error": str(err)}
 
