@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -132,6 +133,13 @@ class Racer:
         self._mr._ctx = self._mr._own_context_maker.__enter__()
         # The context is a frozen dataclass: its converter is swapped the hard way.
         object.__setattr__(self._mr._ctx, "_object_factory", _LenientObjects())
+        # Every sync eval's answer crosses from V8's thread through this queue: the C
+        # SimpleQueue hands it over without queue.Queue's Python-level Condition (its
+        # notify and re-acquire were the worker's largest Python cost a tiny run).
+        if not hasattr(self._mr._ctx, "_non_cancelable_mr_task_results_queue"):
+            raise RuntimeError("mini-racer changed: no queue for sync eval results")
+        object.__setattr__(self._mr._ctx, "_non_cancelable_mr_task_results_queue",
+                           queue.SimpleQueue())
         self._notifier: contextlib.ExitStack | None = None
         self._global: Any = None
 
