@@ -61,3 +61,11 @@ class _Isolate:
 def test_text_that_can_spell_one_of_the_names_gets_one(before: str, name: str,
                                                         after: str) -> None:
     assert not warm._names_no_compartment(_Isolate(), before + name + after)  # type: ignore[arg-type]
+
+
+def test_a_long_text_gets_one_without_a_look() -> None:
+    """The look is linear in the text; past PLAIN_LOOK_CHARS it would cost more than
+    the compartment it saves (found by a red-team pass)."""
+    short = "return 1 // " + "x" * (warm.PLAIN_LOOK_CHARS - 20)
+    assert warm._names_no_compartment(_Isolate(), short)  # type: ignore[arg-type]
+    assert not warm._names_no_compartment(_Isolate(), short + "x" * 40)  # type: ignore[arg-type]
