@@ -7,9 +7,8 @@ Worker → hub: ``{"t": "ready", "pid"}`` (a fresh context is waiting),
 ``{"t": "log", "lines": [[level, message, ms], ...]}``,
 ``{"t": "call", "id", "op", "args"}`` (the job calls the host),
 ``{"t": "done", "meta", "len", "cpuMs"}`` followed by ``len`` raw bytes of body; with
-``"ready": true`` when the worker expects to need nothing before its next run (no ready
-line follows; if its check finds otherwise it says ``{"t": "closed"}``, then ready),
-``{"t": "closed"}`` (no new runs until the next ready).
+``"ready": true`` when the worker needs nothing before its next run (no ready line
+follows), ``{"t": "closed"}`` (no new runs until the next ready).
 The body travels unescaped after its line, so a large result is not re-encoded.
 
 Both directions are UTF-8. JavaScript and JSON strings may hold lone surrogates,

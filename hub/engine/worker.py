@@ -79,7 +79,7 @@ class Worker:
         # context, closed before the next is made, then had to rebuild it.
         self.checker = v8.Racer()
 
-    async def warm(self, say_ready: bool = True) -> None:
+    async def warm(self) -> None:
         """Get ready for the next run, off the request path."""
         if self.isolate is None:
             self.isolate = warm.build(self.checker, self.capacity)
@@ -95,8 +95,7 @@ class Worker:
             self.fresh = await sandbox.prepare_context()
             for build in wanted:
                 sandbox.load_module(self.fresh, build)
-        if say_ready:
-            _send({"t": "ready", "pid": os.getpid()})
+        _send({"t": "ready", "pid": os.getpid()})
 
     def wanted_modules(self) -> list[dict[str, str]]:
         seen: dict[str, dict[str, str]] = {}
@@ -145,22 +144,25 @@ class Worker:
         if ends_worker:
             _send({"t": "breach", "run": run_id, "limit": "memory"})
         done = {"t": "done", "run": run_id, "meta": meta, "len": len(body), "cpuMs": cpu_ms}
-        # One message, not a ready line after it, when nothing that takes time is due.
-        ready = not fresh and len(body) < TRIM_AFTER and self._fit_soon()
+        # One message, not a ready line after it, when the isolate is fit at once. Not
+        # "ready soon": the hub would give the next run to a worker still checking its
+        # isolate (the most recently ready), where it would wait.
+        ready = not fresh and len(body) < TRIM_AFTER and self._fit_at_once()
         _send({**done, "ready": True} if ready else done, body)
         if ends_worker:
             os._exit(70)
         if len(body) >= TRIM_AFTER:
             give_back_memory()
-        await self._after_run(fresh, said_ready=ready)
+        if not ready:
+            await self._after_run(fresh)
 
-    def _fit_soon(self) -> bool:
-        """Ready for the next run at once, most likely: no run in the isolate, no fresh
-        context to prepare, and nothing in the isolate's check that takes time due."""
+    def _fit_at_once(self) -> bool:
+        """Ready for the next run with nothing to do first: no run in the isolate, no
+        fresh context to prepare, and the isolate settled without a question to it."""
         isolate = self.isolate
         return (isolate is not None and self.getting_ready is None and not self._running()
                 and not (self.fresh is None and any(self.recent_fresh))
-                and warm.fit_soon(isolate))
+                and warm.settled_at_once(isolate))
 
     async def _run_job(self, msg: dict[str, Any], entry: WorkerRun, fresh: bool,
                        wanted: list[dict[str, str]]) -> sandbox.RawOutcome:
@@ -215,12 +217,10 @@ class Worker:
     def _calls(self, run_id: str) -> sandbox.CallSink:
         return lambda call: _send({"t": "call", "run": run_id, **call})
 
-    async def _after_run(self, fresh: bool, said_ready: bool = False) -> None:
+    async def _after_run(self, fresh: bool) -> None:
         """An isolate a run broke takes no new run (``closed``) and is replaced once its
         runs are over; else, once it holds none, it is checked (``warm.settle``): a run
-        that left it spinning or too full ends the worker or replaces the isolate.
-        ``said_ready``: the run's answer said the worker was ready; if the check finds
-        otherwise, the worker says ``closed`` until it is."""
+        that left it spinning or too full ends the worker or replaces the isolate."""
         isolate = self.isolate
         if isolate is None or self.getting_ready is not None:
             return
@@ -233,13 +233,11 @@ class Worker:
         try:
             fitness = warm.Fitness.REPLACE if isolate.lost else (
                 warm.Fitness.KEEP if fresh else await warm.settle(isolate))
-            if said_ready and fitness is not warm.Fitness.KEEP:
-                _send({"t": "closed"})
             if fitness is warm.Fitness.EXIT:
                 fitness = await _stop_leftovers(isolate)
             if fitness is warm.Fitness.REPLACE:
                 self._drop_isolate()
-            await self.warm(say_ready=not said_ready or fitness is not warm.Fitness.KEEP)
+            await self.warm()
         finally:
             ready, self.getting_ready = self.getting_ready, None
             ready.set_result(None)
