@@ -145,8 +145,8 @@ DECLARED: tuple[Declared, ...] = (
              "`WEBJOB_RUNS_PER_WORKER` runs); more runs wait in a queue."),
     Declared("WEBJOB_RUNS_PER_WORKER", "runs_per_worker", whole(16),
              "16",
-             "Runs one worker process serves at once in its warm isolate, each in its own "
-             "compartment, interleaved while they wait (`db.exec`, `http()`, timers). `1`: "
+             "Runs one worker process serves at once in its warm isolate, each with its own "
+             "globals, interleaved while they wait (`db.exec`, `http()`, timers). `1`: "
              "one run per worker at a time. Jobs with `Isolation: fresh` or a `Memory` above "
              "the default always have a worker to themselves."),
     Declared("WEBJOB_QUEUE_TIMEOUT_MS", "queue_timeout_ms", whole(15_000),
