@@ -239,29 +239,26 @@ def hub_parts(running: list[RunningServer], args: argparse.Namespace) -> HubPart
 
 
 def hub_cpu(running: list[RunningServer], args: argparse.Namespace) -> dict[str, Any] | None:
-    """The hub's and its workers' CPU per public_ping run, before it has run any other job
-    (None without a hub; a failure is kept as {"error": ...} and reported with the rest)."""
-    hub = next((server for server in running if server.spec.name == "hub"), None)
-    case = case_for("hub", "public_ping")
-    if hub is None or case is None:
-        return None
-    say(f"[hub] CPU per {case.label} run: wrk at concurrency 1 for {args.duration} s")
-    try:
-        results = engine_checks.measure_cpu(hub, case, args.duration, args.warmup)
-    except (RuntimeError, OSError, wrk_runner.WrkError) as err:
-        return {"error": str(err)}
-    return engine_checks.with_floor(results, floor_cpu(running, args))
+    """The hub's and its workers' CPU per public_ping run, before it has run any other job,
+    beside the floor's per request (None without a hub; a failure is kept as
+    {"error": ...} and reported with the rest)."""
+    results = server_cpu(running, "hub", args)
+    if results is None or "error" in results:
+        return results
+    return engine_checks.with_floor(results, server_cpu(running, "floor", args))
 
 
-def floor_cpu(running: list[RunningServer], args: argparse.Namespace) -> dict[str, Any] | None:
-    """The floor's CPU per public_ping request, measured as the hub's is (None without it)."""
-    floor = next((server for server in running if server.spec.name == "floor"), None)
-    case = case_for("floor", "public_ping")
-    if floor is None or case is None:
+def server_cpu(running: list[RunningServer], name: str,
+               args: argparse.Namespace) -> dict[str, Any] | None:
+    """The CPU per public_ping request of the server called ``name`` and what runs below it
+    (None if it is not running)."""
+    server = next((server for server in running if server.spec.name == name), None)
+    case = case_for(name, "public_ping")
+    if server is None or case is None:
         return None
-    say(f"[floor] CPU per {case.label} request: wrk at concurrency 1 for {args.duration} s")
+    say(f"[{name}] CPU per {case.label} request: wrk at concurrency 1 for {args.duration} s")
     try:
-        return engine_checks.measure_cpu(floor, case, args.duration, args.warmup)
+        return engine_checks.measure_cpu(server, case, args.duration, args.warmup)
     except (RuntimeError, OSError, wrk_runner.WrkError) as err:
         return {"error": str(err)}
 
