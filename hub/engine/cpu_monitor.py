@@ -20,8 +20,9 @@ The charge is as fine as the tick: a run that enters just before a tick may be c
 a few ms its neighbour spent. The header is written only from inside the isolate, at an
 entry: the worker never names a run before V8 has given it its turn (an eval waits
 behind a neighbour's turn, whose CPU must stay the neighbour's). So what V8 does before
-an entry's first line — compiling a run's script or a reply's answer, loading a module —
-is charged to the run that entered last.
+an entry's first line — compiling a run's script, loading a module — is charged to the
+run that entered last; a large spec or answer crosses through the inbox instead, on its
+own run's account (inbox.py).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ TICK_S = 0.005
 # that spins is first seen within this, and charged from its start all the same.
 IDLE_S = 0.05
 # CPU an ended run's leftovers may spin for, without a pause, before they are stopped;
-# longer while the worker starts a run (V8 compiling a script with large parameters
-# looks the same from here: CPU for a run that has not entered yet).
+# longer while the worker starts a run (V8 compiling a long job text looks the same from
+# here: CPU for a run that has not entered yet).
 LEFTOVER_NS = 250_000_000
 LEFTOVER_STARTING_NS = 3_000_000_000
 # How long a stop may take before the isolate is given up on.
